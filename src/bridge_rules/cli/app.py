@@ -1,0 +1,113 @@
+"""The typer application and the error policy shared by every command.
+
+Exit codes: 0 clean, 1 findings, 2 usage error or unloadable input, 3 internal
+error. A user never sees a traceback unless ``BRIDGE_RULES_DEBUG=1``.
+Command modules import their heavy dependencies inside the command body so
+``bridge-rules --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from typing import Any, NoReturn, TypeVar
+
+import typer
+
+from bridge_rules.diagnostics import EXIT_INTERNAL, EXIT_USAGE
+
+app = typer.Typer(
+    name="bridge-rules",
+    help="Declarative rules that translate agent tool names and arguments to and from "
+    "Claude Code's canonical tools.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _version(value: bool) -> None:
+    if value:
+        from bridge_rules import __version__
+
+        sys.stdout.write(f"bridge-rules {__version__}\n")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """Declarative rules that translate agent tool names and arguments to and from Claude Code's
+    canonical tools."""
+
+
+def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
+    """Print ``bridge-rules: error: message`` to stderr and exit."""
+    sys.stderr.write(f"bridge-rules: error: {message}\n")
+    raise typer.Exit(code)
+
+
+def print_rules_error(exc: Exception) -> NoReturn:
+    """Print every diagnostic of a RulesError, one line each, and exit 2."""
+    for diag in getattr(exc, "diagnostics", []):
+        sys.stderr.write(diag.line() + "\n")
+    raise typer.Exit(EXIT_USAGE)
+
+
+def split_names(value: str | None) -> list[str] | None:
+    if value is None:
+        return None
+    return [n.strip() for n in value.split(",") if n.strip()]
+
+
+def load_engine(rules: list[str] | None) -> Any:
+    """Load rules named on the command line, turning bad rules into exit 2."""
+    from bridge_rules.diagnostics import RulesError
+    from bridge_rules.engine import load
+
+    refs: Any = None
+    if rules:
+        refs = list(rules)
+    try:
+        return load(refs)
+    except RulesError as exc:
+        print_rules_error(exc)
+
+
+def _register() -> None:
+    from bridge_rules.cli import explain_cmd  # noqa: F401
+
+
+def main(argv: list[str] | None = None) -> int:
+    _register()
+    try:
+        app(args=argv, prog_name="bridge-rules", standalone_mode=True)
+    except SystemExit as exc:
+        return (
+            int(exc.code or 0)
+            if isinstance(exc.code, int)
+            else (0 if exc.code is None else EXIT_USAGE)
+        )
+    except KeyboardInterrupt:
+        sys.stderr.write("bridge-rules: interrupted\n")
+        return 130
+    except Exception as exc:  # the last line of defence: never a traceback by default
+        if os.environ.get("BRIDGE_RULES_DEBUG") == "1":
+            raise
+        sys.stderr.write(
+            f"bridge-rules: internal error: {type(exc).__name__}: {exc}\n"
+            "  (set BRIDGE_RULES_DEBUG=1 for a traceback, and please report it)\n"
+        )
+        return EXIT_INTERNAL
+    return 0
+
+
+def entry() -> NoReturn:
+    sys.exit(main())

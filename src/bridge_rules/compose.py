@@ -1,0 +1,151 @@
+"""Find, load and layer rule files: profiles by name, ``extends``, directories.
+
+Composition is documented in ``docs/rule-format.md``:
+
+* files are applied in order; a file's ``extends`` targets come before it;
+* scalar settings and sections (``pin``, ``gate``, ``inbound``, ...) from a later
+  file override the earlier ones field by field;
+* ``names`` stages merge by ``id`` (default: the stage's ``kind``, numbered when a
+  file repeats a kind): same id and kind -> the later file's table entries and
+  settings are laid over the earlier stage, in its place; a new id -> the stage
+  is inserted *before* the inherited ones (user rules win); ``enabled: false``
+  removes an inherited stage;
+* ``bindings`` merge by ``local`` name (a later binding replaces an earlier one);
+* ``local_tools`` and ``suppress`` accumulate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bridge_rules.diagnostics import Diagnostic, error
+from bridge_rules.loader import Document, read_file, rule_files_in
+from bridge_rules.model import RuleFile
+from bridge_rules.resources import profile_names, profile_path
+from bridge_rules.source import Span
+from bridge_rules.validate import validate_document
+
+
+@dataclass(frozen=True)
+class SourcedFile:
+    """A validated rule file and the document it came from."""
+
+    rules: RuleFile
+    doc: Document
+
+
+@dataclass
+class RuleSource:
+    """What a rule set was loaded from: files in application order."""
+
+    files: list[SourcedFile] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+def _looks_like_path(ref: str) -> bool:
+    return "/" in ref or "\\" in ref or ref.endswith((".yaml", ".yml")) or ref.startswith(".")
+
+
+def resolve_ref(ref: str, base: Path | None) -> Path | None:
+    """A profile name or a path (relative to ``base``'s directory) -> a file or directory."""
+    if not _looks_like_path(ref):
+        found = profile_path(ref)
+        if found is not None:
+            return found
+    candidate = Path(ref)
+    if base is not None and not candidate.is_absolute():
+        candidate = base.parent / candidate
+    return candidate if candidate.exists() else None
+
+
+def _display(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+class _Loader:
+    def __init__(self) -> None:
+        self.out = RuleSource()
+        self._done: set[Path] = set()
+        self._active: list[Path] = []
+
+    def add_ref(self, ref: str, base: Path | None, span: Span | None) -> None:
+        path = resolve_ref(ref, base)
+        if path is None:
+            where = span or Span(ref)
+            if _looks_like_path(ref):
+                self.out.diagnostics.append(error("BR001", f"no such rule file '{ref}'", where))
+            else:
+                known = ", ".join(profile_names())
+                self.out.diagnostics.append(
+                    error(
+                        "BR008", f"unknown profile '{ref}'", where, hint=f"known profiles: {known}"
+                    )
+                )
+            return
+        self.add_path(path, span)
+
+    def add_path(self, path: Path, span: Span | None = None) -> None:
+        if path.is_dir():
+            files = rule_files_in(path)
+            if not files:
+                where = span or Span(_display(path))
+                self.out.diagnostics.append(
+                    error("BR001", "directory holds no *.yaml rule files", where)
+                )
+            for file in files:
+                self.add_path(file)
+            return
+        key = path.resolve()
+        if key in self._active:
+            chain = " -> ".join(_display(p) for p in [*self._active, key])
+            where = span or Span(_display(path))
+            self.out.diagnostics.append(error("BR009", f"'extends' cycle: {chain}", where))
+            return
+        if key in self._done:
+            return
+        doc, diags = read_file(path, _display(path))
+        self.out.diagnostics.extend(diags)
+        if doc is None:
+            return
+        rules, diags = validate_document(doc)
+        self.out.diagnostics.extend(diags)
+        if rules is None:
+            return
+        self._active.append(key)
+        extends = rules.extends_list()
+        for index, ref in enumerate(extends):
+            loc: tuple[str | int, ...] = (
+                ("extends", index) if isinstance(rules.extends, list) else ("extends",)
+            )
+            self.add_ref(ref, path, doc.source_map.value_span(loc))
+        self._active.pop()
+        self._done.add(key)
+        self.out.files.append(SourcedFile(rules, doc))
+
+
+def load_sources(refs: str | Path | list[str | Path] | None) -> RuleSource:
+    """Load every file a rule reference names, expanding ``extends``, base first."""
+    loader = _Loader()
+    if refs is None:
+        refs = ["default"]
+    if not isinstance(refs, list):
+        refs = [refs]
+    for ref in refs:
+        if isinstance(ref, Path):
+            if ref.exists():
+                loader.add_path(ref)
+            else:
+                loader.out.diagnostics.append(error("BR001", "no such rule file", Span(str(ref))))
+        else:
+            loader.add_ref(ref, None, None)
+    return loader.out
+
+
+def explicit(model: Any, name: str) -> bool:
+    """Whether a field was written in the file (not just defaulted)."""
+    return name in model.model_fields_set

@@ -1,0 +1,155 @@
+"""The public engine: load rules once, then resolve names (and later payloads) fast."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from bridge_rules.compiler import CompiledRules, compile_rules
+from bridge_rules.compose import load_sources
+from bridge_rules.diagnostics import Diagnostic, RulesError, has_errors, sort_diagnostics, warning
+from bridge_rules.explain import Explanation, InboundCheck
+from bridge_rules.gate import GateDecision, decide
+from bridge_rules.names import Collision, InboundStep, Resolver, StageStep
+
+RuleRef = str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | None
+
+
+def _normalise_refs(ref: RuleRef) -> str | Path | list[str | Path] | None:
+    if ref is None:
+        return None
+    if isinstance(ref, str):
+        return ref
+    if isinstance(ref, os.PathLike):
+        return Path(ref)
+    return [r if isinstance(r, str) else Path(r) for r in ref]
+
+
+class Engine:
+    """Compiled rules plus the resolver that applies them.
+
+    Build one with :func:`bridge_rules.load`; it is safe to share between
+    threads for reading (caches only grow by whole entries).
+    """
+
+    def __init__(self, rules: CompiledRules) -> None:
+        self.rules = rules
+        self.resolver = Resolver(rules)
+        self.diagnostics: list[Diagnostic] = sort_diagnostics(
+            [*rules.diagnostics, *self._collision_diagnostics()]
+        )
+
+    # ------------------------------------------------------------ gate
+    def gate(
+        self, model: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None
+    ) -> bool:
+        """Whether the rules apply for this model (``{"api": ..., "id": ...}``)."""
+        return self.gate_decision(model, env).open
+
+    def gate_decision(
+        self, model: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None
+    ) -> GateDecision:
+        return decide(self.rules.gate, model, os.environ if env is None else env)
+
+    # ----------------------------------------------------------- names
+    def outbound_name(self, name: str) -> str:
+        """The wire name a local tool goes out under."""
+        return self.resolver.outbound(name).wire
+
+    def inbound_name(self, name: str, registered: Iterable[str] | None = None) -> str | None:
+        """The local tool a wire name maps back to, or None when no rule maps it.
+
+        ``registered`` is the set of local tool names that exist (the request's
+        own tools in the proxy); None means every local name the rules know.
+        """
+        return self.resolver.inbound(name, registered)
+
+    def known_locals(self) -> list[str]:
+        return self.resolver.known_locals()
+
+    def collisions(self, registered: Iterable[str] | None = None) -> list[Collision]:
+        return list(self.resolver.reverse_map(registered).collisions)
+
+    # --------------------------------------------------------- explain
+    def explain(
+        self,
+        name: str,
+        registered: Iterable[str] | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> Explanation:
+        """The full trace for one tool: every stage, the wire name, the way back."""
+        steps: list[StageStep] = []
+        out = self.resolver.outbound(name, trace=steps)
+        names = self.known_locals() if registered is None else list(registered)
+        if registered is None and name not in names:
+            names.append(name)
+        checks = []
+        for wire in [out.wire, *(out.wire + s.suffix for s in self.rules.strips)]:
+            trace: list[InboundStep] = []
+            local = self.resolver.inbound(wire, names, trace)
+            checks.append(InboundCheck(wire, local, trace))
+        collisions = [
+            c
+            for c in self.resolver.reverse_map(names).collisions
+            if name in c.locals or c.wire == out.wire
+        ]
+        gate = self.rules.gate.gate
+        gate_text = "always open (no gate)" if gate is None else _describe_gate(self)
+        return Explanation(
+            tool=name,
+            rules=self.rules.name,
+            files=[f.doc.path for f in self.rules.files],
+            gate=gate_text,
+            steps=steps,
+            wire=out.wire,
+            registered=names,
+            inbound=checks,
+            collisions=collisions,
+        )
+
+    # ---------------------------------------------------------- checks
+    def _collision_diagnostics(self) -> list[Diagnostic]:
+        suppressed = {s.code for s, _span in self.rules.suppressions}
+        if "BR203" in suppressed:
+            return []
+        out = []
+        anchor = self.rules.files[-1].doc.source_map.key_span(()) if self.rules.files else None
+        for c in self.resolver.reverse_map(None).collisions:
+            span = next((s for s in c.spans if s is not None), anchor)
+            if span is not None:
+                out.append(warning("BR203", c.describe(), span))
+        return out
+
+
+def _describe_gate(engine: Engine) -> str:
+    gate = engine.rules.gate
+    spec = gate.gate
+    assert spec is not None
+    parts = []
+    if gate.apis is not None:
+        parts.append("api in {" + ", ".join(sorted(gate.apis)) + "}")
+    if gate.model_re is not None:
+        parts.append(f"model id matches /{gate.model_re.pattern}/")
+    if spec.env is not None:
+        if spec.env.disable:
+            parts.append(f"{spec.env.disable}={spec.env.value} closes")
+        if spec.env.force:
+            parts.append(
+                f"{spec.env.force}={spec.env.value} forces open (skips {spec.env.force_skips})"
+            )
+    return "; ".join(parts) or "always open"
+
+
+def load(rules: RuleRef = None) -> Engine:
+    """Load and compile rules: the packaged default, a profile name, a file, a directory, or a list.
+
+    Raises :class:`~bridge_rules.diagnostics.RulesError` carrying every
+    diagnostic when any of them is an error.
+    """
+    source = load_sources(_normalise_refs(rules))
+    compiled = compile_rules(source)
+    if has_errors(compiled.diagnostics) or not compiled.files:
+        raise RulesError(compiled.diagnostics)
+    return Engine(compiled)

@@ -1,0 +1,141 @@
+"""The trace of one tool's resolution, as data with a text and a JSON rendering.
+
+Built from the steps the runtime records while resolving (``names.Resolver``
+with a trace list); this module only arranges and prints them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from bridge_rules.names import Collision, InboundStep, StageStep
+
+WIRE_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+def wire_name_problems(name: str) -> list[str]:
+    """Why the Anthropic API would reject ``name`` as a tool name (empty if it would not)."""
+    problems = []
+    if len(name) > 64:
+        problems.append(f"{len(name)} characters; the API allows at most 64")
+    bad = sorted({c for c in name if not re.match(r"[a-zA-Z0-9_-]", c)})
+    if bad:
+        problems.append("characters outside [a-zA-Z0-9_-]: " + " ".join(repr(c) for c in bad))
+    if not name:
+        problems.append("empty name")
+    return problems
+
+
+@dataclass(frozen=True)
+class InboundCheck:
+    wire: str
+    local: str | None
+    steps: list[InboundStep]
+
+    def to_dict(self, tool: str) -> dict[str, Any]:
+        return {
+            "wire": self.wire,
+            "local": self.local,
+            "maps_back": self.local == tool,
+            "steps": [s.to_dict() for s in self.steps],
+        }
+
+
+@dataclass
+class Explanation:
+    tool: str
+    rules: str
+    files: list[str]
+    gate: str
+    steps: list[StageStep]
+    wire: str
+    registered: list[str]
+    inbound: list[InboundCheck]
+    collisions: list[Collision]
+    sections: dict[str, Any] = field(default_factory=dict)
+    """Extra sections other phases add (bindings, argument traces)."""
+
+    @property
+    def decided_by(self) -> StageStep | None:
+        return next((s for s in self.steps if s.matched), None)
+
+    @property
+    def round_trip(self) -> bool:
+        return bool(self.inbound) and self.inbound[0].local == self.tool
+
+    def to_dict(self) -> dict[str, Any]:
+        decided = self.decided_by
+        return {
+            "tool": self.tool,
+            "rules": self.rules,
+            "files": self.files,
+            "gate": self.gate,
+            "outbound": {
+                "stages": [s.to_dict() for s in self.steps],
+                "wire": self.wire,
+                "decided_by": decided.to_dict() if decided else None,
+            },
+            "wire_name": {
+                "name": self.wire,
+                "length": len(self.wire),
+                "valid": not wire_name_problems(self.wire),
+                "problems": wire_name_problems(self.wire),
+            },
+            "inbound": {
+                "registered": self.registered,
+                "round_trip": self.round_trip,
+                "checks": [c.to_dict(self.tool) for c in self.inbound],
+            },
+            "collisions": [
+                {
+                    "wire": c.wire,
+                    "locals": list(c.locals),
+                    "winner": c.winner,
+                    "message": c.describe(),
+                }
+                for c in self.collisions
+            ],
+            **self.sections,
+        }
+
+    def render_text(self) -> str:
+        lines = [f"{self.tool} -> {self.wire}", f"  rules: {self.rules} ({', '.join(self.files)})"]
+        lines.append(f"  gate: {self.gate}")
+        lines.append("  outbound, first match wins:")
+        width = max((len(s.stage) for s in self.steps), default=8)
+        for step in self.steps:
+            mark = "=>" if step.matched else "  "
+            lines.append(
+                f"   {mark} {step.index + 1}. {step.stage:<{width}}  {step.detail}  [{step.span}]"
+            )
+        if self.decided_by is None:
+            lines.append("   => no stage matched: the name goes out unchanged")
+        problems = wire_name_problems(self.wire)
+        verdict = "valid" if not problems else "INVALID: " + "; ".join(problems)
+        lines.append(f"  wire name: {self.wire} ({len(self.wire)} chars, {verdict})")
+        shown = (
+            ", ".join(self.registered)
+            if len(self.registered) <= 12
+            else f"{len(self.registered)} names"
+        )
+        lines.append(f"  inbound (registered: {shown or 'none'}):")
+        for check in self.inbound:
+            verdict = (
+                "maps back"
+                if check.local == self.tool
+                else (f"-> {check.local}" if check.local else "no mapping (left unchanged)")
+            )
+            lines.append(f"    {check.wire}: {verdict}")
+            for back in check.steps:
+                where = f"  [{back.span}]" if back.span else ""
+                result = f" -> {back.result}" if back.result is not None else ""
+                lines.append(f"      {back.action}: {back.detail}{result}{where}")
+        for collision in self.collisions:
+            lines.append(f"  collision: {collision.describe()}")
+        for title, body in self.sections.items():
+            if isinstance(body, dict) and "text" in body:
+                lines.append(f"  {title}:")
+                lines.extend(f"    {line}" for line in str(body["text"]).splitlines())
+        return "\n".join(lines) + "\n"

@@ -1,0 +1,227 @@
+"""The rule-file format, as strict pydantic models. No I/O here.
+
+A rule file is versioned (``bridge-rules: 1``). Unknown keys are errors, every
+model is frozen, and stages are a discriminated union on ``kind`` so an error
+names exactly one alternative.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+FORMAT_VERSION = 1
+
+Case = Literal["exact", "insensitive"]
+ReverseScope = Literal["registered", "always", "none"]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, populate_by_name=True)
+
+
+# --------------------------------------------------------------------- gate
+class GateEnv(Strict):
+    """Environment variables that override the gate (checked before anything else)."""
+
+    disable: str | None = Field(
+        None, description="Variable that closes the gate when set to `value`."
+    )
+    force: str | None = Field(None, description="Variable that opens the gate when set to `value`.")
+    value: str = Field("1", description="The exact value that triggers an override.")
+    force_skips: Literal["model", "all"] = Field(
+        "model",
+        description="What a forced gate skips: only the model check (`model`), or the api check "
+        "as well (`all`, pi-anthropic-messages 0.3.2).",
+    )
+
+
+class Gate(Strict):
+    """When the rules apply. Absent checks always pass; a missing gate is always open."""
+
+    api: str | list[str] | None = Field(
+        None, description="Required `api` value (or any of a list)."
+    )
+    model: str | None = Field(
+        None, description="Python regex searched in the model id; `(?i)` makes it case-insensitive."
+    )
+    env: GateEnv | None = None
+
+
+# ------------------------------------------------------------------- stages
+class _Stage(Strict):
+    id: str | None = Field(None, description="Stable name; overlays merge stages by id.")
+    description: str | None = None
+    enabled: bool = True
+
+
+class CanonicalStage(_Stage):
+    """Names that are already canonical wire tools go out as the canonical spelling."""
+
+    kind: Literal["canonical"]
+    from_pin: bool = Field(False, description="Take the names from the pinned Claude Code version.")
+    names: list[str] = Field(default_factory=list, description="Explicit canonical names.")
+    case: Case = "exact"
+    reverse: ReverseScope = "registered"
+
+    @model_validator(mode="after")
+    def _needs_names(self) -> CanonicalStage:
+        if not self.from_pin and not self.names:
+            raise ValueError("a canonical stage needs `from_pin: true` or a `names` list")
+        return self
+
+
+class PassthroughStage(_Stage):
+    """Names matching a prefix, a pattern or a list go out unchanged."""
+
+    kind: Literal["passthrough"]
+    prefix: str | None = None
+    pattern: str | None = Field(None, description="Python regex matched at the start of the name.")
+    names: list[str] = Field(default_factory=list)
+    case: Case = "exact"
+    reverse: ReverseScope = "registered"
+
+    @model_validator(mode="after")
+    def _needs_matcher(self) -> PassthroughStage:
+        if self.prefix is None and self.pattern is None and not self.names:
+            raise ValueError("a passthrough stage needs a `prefix`, a `pattern` or `names`")
+        return self
+
+
+class AliasStage(_Stage):
+    """A table of local name -> wire name."""
+
+    kind: Literal["aliases", "capitalize"]
+    map: dict[str, str]
+    case: Case = "insensitive"
+    reverse: ReverseScope = Field(
+        "registered",
+        description="Inverse entries only for registered local names (`registered`), for every "
+        "entry of the table (`always`), or none.",
+    )
+    inverse: dict[str, str] = Field(
+        default_factory=dict,
+        description="Explicit wire -> local entries; they win over derived inverses.",
+    )
+
+
+class PrefixStage(_Stage):
+    """The catch-all: prepend a prefix (e.g. `mcp__pi__`) to the name as written."""
+
+    kind: Literal["prefix"]
+    value: str
+    case: Case = Field("exact", description="How an inbound name is matched against the prefix.")
+    reverse: ReverseScope = Field(
+        "registered",
+        description="`registered`: only registered names map back; `always`: any name with the "
+        "prefix maps back to the name with the prefix stripped.",
+    )
+    inverse_for: Literal["resolved", "unclaimed"] = Field(
+        "resolved",
+        description="`resolved`: inverse entries for the names this stage renamed; `unclaimed`: "
+        "also for registered names an earlier canonical stage passed through "
+        "(pi-anthropic-messages' reverse map does this).",
+    )
+
+
+class BindingsStage(_Stage):
+    """Consult the `bindings` section (local tool <-> wire tool, with arguments)."""
+
+    kind: Literal["bindings"]
+    case: Case = "exact"
+
+
+Stage = Annotated[
+    CanonicalStage | PassthroughStage | AliasStage | PrefixStage | BindingsStage,
+    Field(discriminator="kind"),
+]
+
+
+# ------------------------------------------------------------------ inbound
+class SuffixStrip(Strict):
+    suffix: str
+    case: Case = "exact"
+
+
+class Inbound(Strict):
+    """How wire names coming back are turned into local names."""
+
+    case: Case = Field("insensitive", description="Fall back to a case-insensitive lookup.")
+    strip_suffixes: list[str | SuffixStrip] = Field(
+        default_factory=list,
+        description="Suffixes a gateway appends (e.g. `_ide`); stripped once, then looked up.",
+    )
+
+    def suffixes(self) -> list[SuffixStrip]:
+        return [
+            s if isinstance(s, SuffixStrip) else SuffixStrip(suffix=s) for s in self.strip_suffixes
+        ]
+
+
+# ----------------------------------------------------------------- bindings
+class Binding(Strict):
+    """A local tool bound to a wire tool. Arguments are translated by `input` operations."""
+
+    local: str
+    wire: str
+    schema_: Literal["passthrough", "canonical", "hybrid"] = Field("passthrough", alias="schema")
+    extras: list[str] = Field(default_factory=list)
+    input: list[dict[str, Any]] = Field(default_factory=list)
+    history: list[dict[str, Any]] | Literal["auto", "none"] = "auto"
+    description: str | None = None
+
+
+# -------------------------------------------------------------------- text
+class TextRule(Strict):
+    find: str
+    replace: str
+    regex: bool = False
+
+
+class TextRules(Strict):
+    system: list[TextRule] = Field(default_factory=list)
+
+
+# ----------------------------------------------------------------- filters
+class Filters(Strict):
+    drop: list[str] = Field(default_factory=list, description="Local tool names never sent.")
+    dedup_bridged: bool = Field(
+        False,
+        description="Drop `mcp__<server>__<x>` tools whose base name a direct tool already has.",
+    )
+
+
+class Suppression(Strict):
+    code: str
+    reason: str
+    match: str | None = Field(None, description="Only findings whose message contains this text.")
+
+
+# ------------------------------------------------------------------- file
+class RuleFile(Strict):
+    """One rule file. Several files compose: later ones overlay earlier ones."""
+
+    version: Literal[1] = Field(alias="bridge-rules")
+    name: str | None = None
+    description: str | None = None
+    extends: str | list[str] | None = Field(
+        None, description="Profiles (by name) or files (relative paths) this file builds on."
+    )
+    pin: str | None = Field(None, description="Claude Code schema pin, e.g. `claude-code@2.1.330`.")
+    local_pin: str | None = Field(None, description="Local agent schema pin, e.g. `pi@0.73.1`.")
+    local_tools: list[str] = Field(
+        default_factory=list, description="Local tool names the rules should know about."
+    )
+    gate: Gate | None = None
+    names: list[Stage] | None = None
+    inbound: Inbound | None = None
+    bindings: list[Binding] | None = None
+    text: TextRules | None = None
+    filters: Filters | None = None
+    suppress: list[Suppression] = Field(default_factory=list)
+
+    def extends_list(self) -> list[str]:
+        if self.extends is None:
+            return []
+        return [self.extends] if isinstance(self.extends, str) else list(self.extends)

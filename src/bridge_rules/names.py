@@ -1,0 +1,356 @@
+"""Name resolution at run time, both ways, with an optional trace.
+
+Outbound: the first stage that matches decides (memoised per name, so after
+the first call a resolution is one dict lookup). Inbound: a reverse map built
+for a set of registered local names (cached per set), looked up exactly, then
+case-insensitively, then with prefix and suffix strips, as the rules say.
+
+The trace is produced by the same code path that serves real traffic:
+``explain`` renders it; there is no second resolver.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from bridge_rules.compiler import CompiledRules
+from bridge_rules.source import Span
+from bridge_rules.stages import CompiledStage, Hit, PrefixStage, TableStage
+
+
+@dataclass(frozen=True)
+class StageStep:
+    """One stage consulted for an outbound name."""
+
+    index: int
+    stage: str
+    kind: str
+    matched: bool
+    detail: str
+    span: Span
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "index": self.index,
+            "stage": self.stage,
+            "kind": self.kind,
+            "matched": self.matched,
+            "detail": self.detail,
+            "location": str(self.span),
+        }
+
+
+@dataclass(frozen=True)
+class Outbound:
+    """The wire name for a local name and the stage/rule that decided it."""
+
+    local: str
+    wire: str
+    stage: CompiledStage | None
+    hit: Hit | None
+
+    @property
+    def unchanged(self) -> bool:
+        return self.wire == self.local
+
+
+@dataclass(frozen=True)
+class ReverseEntry:
+    local: str
+    source: str  # what produced the entry, e.g. "capitalize 'read: Read'"
+    span: Span | None
+    identity: bool = False
+    explicit: bool = False
+
+
+@dataclass(frozen=True)
+class Collision:
+    """Several local names resolve to one wire name; ``winner`` is what inbound returns."""
+
+    wire: str
+    locals: tuple[str, ...]
+    winner: str
+    spans: tuple[Span | None, ...]
+    folded: bool = False
+
+    def describe(self) -> str:
+        names = ", ".join(f"'{n}'" for n in self.locals)
+        how = "differ only in case from" if self.folded else "resolve to"
+        return (
+            f"local tools {names} {how} wire name '{self.wire}'; inbound maps it to '{self.winner}'"
+        )
+
+
+@dataclass(frozen=True)
+class InboundStep:
+    action: str
+    name: str
+    result: str | None
+    detail: str
+    span: Span | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "action": self.action,
+            "name": self.name,
+            "result": self.result,
+            "detail": self.detail,
+            "location": str(self.span) if self.span else None,
+        }
+
+
+@dataclass
+class ReverseMap:
+    exact: dict[str, ReverseEntry] = field(default_factory=dict)
+    folded: dict[str, ReverseEntry] = field(default_factory=dict)
+    collisions: list[Collision] = field(default_factory=list)
+
+
+class Resolver:
+    """Outbound and inbound name resolution over compiled rules."""
+
+    def __init__(self, rules: CompiledRules, reverse_cache_size: int = 128) -> None:
+        self.rules = rules
+        self.stages = rules.stages
+        self._memo: dict[str, Outbound] = {}
+        self._reverse: OrderedDict[frozenset[str] | tuple[str, ...], ReverseMap] = OrderedDict()
+        self._reverse_cache_size = reverse_cache_size
+        self._prefix_strips = [
+            s for s in self.stages if isinstance(s, PrefixStage) and s.reverse == "always"
+        ]
+        insensitive = rules.inbound_case == "insensitive"
+        self._insensitive = insensitive
+
+    # ----------------------------------------------------------- outbound
+    def outbound(self, name: str, trace: list[StageStep] | None = None) -> Outbound:
+        if trace is None:
+            cached = self._memo.get(name)
+            if cached is not None:
+                return cached
+        result = Outbound(name, name, None, None)
+        for stage in self.stages:
+            hit = stage.match(name)
+            if hit is None:
+                if trace is not None:
+                    trace.append(
+                        StageStep(
+                            stage.index,
+                            stage.id,
+                            stage.kind,
+                            False,
+                            stage.why_not(name),
+                            stage.span,
+                        )
+                    )
+                continue
+            if trace is not None:
+                detail = f"matched {hit.rule} -> '{hit.wire}'"
+                trace.append(StageStep(stage.index, stage.id, stage.kind, True, detail, hit.span))
+            result = Outbound(name, hit.wire, stage, hit)
+            break
+        if len(self._memo) < 65536:
+            self._memo[name] = result
+        return result
+
+    # ------------------------------------------------------------ reverse
+    def known_locals(self) -> list[str]:
+        names: dict[str, None] = {}
+        for name, _span in self.rules.local_tools:
+            names[name] = None
+        for stage in self.stages:
+            for name in stage.local_names():
+                names[name] = None
+        return list(names)
+
+    def reverse_map(self, registered: Iterable[str] | None) -> ReverseMap:
+        key: frozenset[str] | tuple[str, ...]
+        names = self.known_locals() if registered is None else list(registered)
+        key = tuple(names)
+        cached = self._reverse.get(key)
+        if cached is not None:
+            self._reverse.move_to_end(key)
+            return cached
+        built = self._build_reverse(names)
+        self._reverse[key] = built
+        if len(self._reverse) > self._reverse_cache_size:
+            self._reverse.popitem(last=False)
+        return built
+
+    def _build_reverse(self, registered: list[str]) -> ReverseMap:
+        rmap = ReverseMap()
+        by_lower: dict[str, str] = {}
+        for name in registered:
+            by_lower.setdefault(name.lower(), name)
+        claims: dict[str, list[tuple[str, ReverseEntry]]] = {}
+
+        def add(wire: str, entry: ReverseEntry) -> None:
+            claims.setdefault(wire, []).append((wire, entry))
+
+        # Unconditional inverses (``reverse: always``) and explicit inverse entries.
+        for stage in self.stages:
+            if not isinstance(stage, TableStage) or stage.kind == "canonical":
+                continue
+            if stage.reverse == "always":
+                for key, (wire, span) in stage.entries.items():
+                    local = by_lower.get(key.lower(), key) if stage.case == "insensitive" else key
+                    add(wire, ReverseEntry(local, f"{stage.kind} '{key}: {wire}'", span))
+            if stage.reverse != "none":
+                for wire, (local, span) in stage.inverse.items():
+                    if stage.reverse == "registered" and local not in registered:
+                        continue
+                    add(
+                        wire,
+                        ReverseEntry(
+                            local, f"{stage.kind} inverse '{wire}: {local}'", span, explicit=True
+                        ),
+                    )
+
+        # One entry per registered name, from the stage that names it on the way out.
+        unclaimed = [
+            s for s in self.stages if isinstance(s, PrefixStage) and s.inverse_for == "unclaimed"
+        ]
+        for name in registered:
+            out = self.outbound(name)
+            decider = out.stage
+            if decider is not None and decider.reverse == "none":
+                continue
+            how = f"{decider.kind} '{out.hit.rule}'" if decider and out.hit else "no stage matched"
+            where = out.hit.span if out.hit else None
+            add(out.wire, ReverseEntry(name, how, where, identity=out.unchanged))
+            if out.unchanged and decider is not None and decider.kind == "canonical":
+                for prefix in unclaimed:
+                    add(
+                        prefix.value + name,
+                        ReverseEntry(name, f"prefix '{prefix.value}'", prefix.span),
+                    )
+
+        for wire, entries in claims.items():
+            winner = _pick(entries)
+            rmap.exact[wire] = winner
+            distinct = list(dict.fromkeys(e.local for _w, e in entries))
+            if len(distinct) > 1 and not all(
+                e.explicit or e.identity for _w, e in entries if e.local != winner.local
+            ):
+                rmap.collisions.append(
+                    Collision(
+                        wire, tuple(distinct), winner.local, tuple(e.span for _w, e in entries)
+                    )
+                )
+        if self._insensitive:
+            folded_claims: dict[str, list[tuple[str, ReverseEntry]]] = {}
+            for wire, entry in rmap.exact.items():
+                folded_claims.setdefault(wire.lower(), []).append((wire, entry))
+            for low, entries in folded_claims.items():
+                rmap.folded[low] = _pick(entries)
+                distinct = list(dict.fromkeys(e.local for _w, e in entries))
+                if len(distinct) > 1:
+                    wires = [w for w, _e in entries]
+                    rmap.collisions.append(
+                        Collision(
+                            "/".join(wires),
+                            tuple(distinct),
+                            rmap.folded[low].local,
+                            tuple(e.span for _w, e in entries),
+                            folded=True,
+                        )
+                    )
+        return rmap
+
+    # ------------------------------------------------------------ inbound
+    def inbound(
+        self, wire: str, registered: Iterable[str] | None, trace: list[InboundStep] | None = None
+    ) -> str | None:
+        rmap = self.reverse_map(registered)
+        found = self._lookup(rmap, wire, trace)
+        if found is not None:
+            return found
+        for strip in self.rules.strips:
+            if strip.case == "exact":
+                hit = wire.endswith(strip.suffix)
+            else:
+                hit = wire.lower().endswith(strip.suffix.lower())
+            if not hit or len(wire) == len(strip.suffix):
+                if trace is not None:
+                    trace.append(
+                        InboundStep(
+                            "strip",
+                            wire,
+                            None,
+                            f"no suffix {strip.suffix!r} ({strip.case} case)",
+                            strip.span,
+                        )
+                    )
+                continue
+            base = wire[: len(wire) - len(strip.suffix)]
+            if trace is not None:
+                trace.append(
+                    InboundStep(
+                        "strip", wire, base, f"stripped suffix {strip.suffix!r}", strip.span
+                    )
+                )
+            found = self._lookup(rmap, base, trace)
+            if found is not None:
+                return found
+        return None
+
+    def _lookup(self, rmap: ReverseMap, name: str, trace: list[InboundStep] | None) -> str | None:
+        entry = rmap.exact.get(name)
+        if entry is not None:
+            if trace is not None:
+                trace.append(
+                    InboundStep(
+                        "exact", name, entry.local, f"reverse entry from {entry.source}", entry.span
+                    )
+                )
+            return entry.local
+        if trace is not None:
+            trace.append(InboundStep("exact", name, None, "no reverse entry"))
+        if self._insensitive:
+            entry = rmap.folded.get(name.lower())
+            if entry is not None:
+                if trace is not None:
+                    trace.append(
+                        InboundStep(
+                            "case-insensitive",
+                            name,
+                            entry.local,
+                            f"reverse entry from {entry.source}",
+                            entry.span,
+                        )
+                    )
+                return entry.local
+            if trace is not None:
+                trace.append(
+                    InboundStep("case-insensitive", name, None, "no reverse entry ignoring case")
+                )
+        for stage in self._prefix_strips:
+            stripped = stage.strip(name)
+            if stripped is not None:
+                if trace is not None:
+                    trace.append(
+                        InboundStep(
+                            "prefix-strip",
+                            name,
+                            stripped,
+                            f"stripped prefix {stage.value!r}",
+                            stage.span,
+                        )
+                    )
+                return stripped
+        return None
+
+
+def _pick(entries: list[tuple[str, ReverseEntry]]) -> ReverseEntry:
+    """Who wins a contested wire name.
+
+    A tool registered under the wire name itself, then an explicit inverse, then the first.
+    """
+    for _wire, entry in entries:
+        if entry.identity:
+            return entry
+    for _wire, entry in entries:
+        if entry.explicit:
+            return entry
+    return entries[0][1]

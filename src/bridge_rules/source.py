@@ -1,0 +1,70 @@
+"""Source positions: where in which rule file a key or value was written.
+
+Everything downstream of the loader refers to rule text through these types, so
+a diagnostic or an explain trace can always say ``file:line:col``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+# A path into a loaded YAML document: mapping keys and sequence indexes.
+DocPath = tuple[str | int, ...]
+
+
+@dataclass(frozen=True, order=True)
+class Span:
+    """A 1-based position in a file. ``line == 0`` means "the whole file"."""
+
+    file: str
+    line: int = 0
+    col: int = 0
+
+    def __str__(self) -> str:
+        if self.line <= 0:
+            return self.file
+        return f"{self.file}:{self.line}:{self.col}"
+
+    def to_dict(self) -> dict[str, object]:
+        return {"file": self.file, "line": self.line, "col": self.col}
+
+
+class SourceMap(Mapping[DocPath, Span]):
+    """Positions of every key (and of every sequence item) in one document.
+
+    ``key_span(path)`` is where the key that ends ``path`` was written;
+    ``value_span(path)`` is where its value starts. Lookups fall back to the
+    nearest ancestor so a diagnostic always has *some* location.
+    """
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self._keys: dict[DocPath, Span] = {}
+        self._values: dict[DocPath, Span] = {}
+
+    def add(self, path: DocPath, key: Span, value: Span | None = None) -> None:
+        self._keys[path] = key
+        self._values[path] = value or key
+
+    def key_span(self, path: DocPath) -> Span:
+        return self._nearest(self._keys, path)
+
+    def value_span(self, path: DocPath) -> Span:
+        return self._nearest(self._values, path)
+
+    def _nearest(self, table: dict[DocPath, Span], path: DocPath) -> Span:
+        for end in range(len(path), 0, -1):
+            span = table.get(path[:end])
+            if span is not None:
+                return span
+        return self._keys.get((), Span(self.file, 1, 1))
+
+    def __getitem__(self, path: DocPath) -> Span:
+        return self._keys[path]
+
+    def __iter__(self) -> Iterator[DocPath]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
