@@ -7,6 +7,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from bridge_rules import calls
+from bridge_rules.calls import ToolCall
 from bridge_rules.compiler import CompiledRules, compile_rules
 from bridge_rules.compose import load_sources
 from bridge_rules.diagnostics import Diagnostic, RulesError, has_errors, sort_diagnostics, warning
@@ -71,6 +73,23 @@ class Engine:
 
     def collisions(self, registered: Iterable[str] | None = None) -> list[Collision]:
         return list(self.resolver.reverse_map(registered).collisions)
+
+    # ----------------------------------------------------------- calls
+    def outbound_call(self, name: str, arguments: Any) -> ToolCall:
+        """A local call in wire shape (name and arguments), as history replay sends it."""
+        return calls.outbound_call(self, name, arguments)
+
+    def inbound_call(
+        self, name: str, arguments: Any, registered: Iterable[str] | None = None
+    ) -> ToolCall:
+        """A model's call in local shape: name mapped back, arguments adapted and repaired."""
+        return calls.inbound_call(self, name, arguments, registered)
+
+    def wire_schema(self, local_name: str, local_schema: Any) -> Any:
+        return calls.wire_schema(self, local_name, local_schema)
+
+    def adapts_arguments(self, wire_name: str, registered: Iterable[str] | None = None) -> bool:
+        return calls.adapts_arguments(self, wire_name, registered)
 
     # --------------------------------------------------------- explain
     def explain(

@@ -81,8 +81,27 @@ def load_engine(rules: list[str] | None) -> Any:
         print_rules_error(exc)
 
 
+# One module per command; each registers itself on `app` when imported. Listed
+# here (not discovered) so the command set is explicit; a module that is not
+# there yet is skipped.
+COMMAND_MODULES = (
+    "explain_cmd",
+    "lint_cmd",
+    "codes_cmd",
+    "drift_cmd",
+    "transform_cmd",
+    "serve_cmd",
+)
+
+
 def _register() -> None:
-    from bridge_rules.cli import explain_cmd  # noqa: F401
+    import importlib
+    import importlib.util
+
+    for name in COMMAND_MODULES:
+        module = f"bridge_rules.cli.{name}"
+        if importlib.util.find_spec(module) is not None:
+            importlib.import_module(module)
 
 
 def main(argv: list[str] | None = None) -> int:
