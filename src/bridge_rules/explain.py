@@ -104,11 +104,12 @@ class Explanation:
         lines = [f"{self.tool} -> {self.wire}", f"  rules: {self.rules} ({', '.join(self.files)})"]
         lines.append(f"  gate: {self.gate}")
         lines.append("  outbound, first match wins:")
-        width = max((len(s.stage) for s in self.steps), default=8)
-        for step in self.steps:
+        labels = [s.stage if s.stage == s.kind else f"{s.stage} ({s.kind})" for s in self.steps]
+        width = max((len(label) for label in labels), default=8)
+        for step, label in zip(self.steps, labels, strict=True):
             mark = "=>" if step.matched else "  "
             lines.append(
-                f"   {mark} {step.index + 1}. {step.stage:<{width}}  {step.detail}  [{step.span}]"
+                f"   {mark} {step.index + 1}. {label:<{width}}  {step.detail}  [{step.span}]"
             )
         if self.decided_by is None:
             lines.append("   => no stage matched: the name goes out unchanged")
