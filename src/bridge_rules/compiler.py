@@ -263,7 +263,7 @@ class _Compiler:
                 **common,
                 case=model.case,
                 reverse=model.reverse,
-                value=model.value,
+                value=model.value or "",
                 inverse_for=model.inverse_for,
             )
         if isinstance(model, BindingsStage):

@@ -67,7 +67,7 @@ class CanonicalStage(_Stage):
 
     @model_validator(mode="after")
     def _needs_names(self) -> CanonicalStage:
-        if not self.from_pin and not self.names:
+        if self.enabled and not self.from_pin and not self.names:
             raise ValueError("a canonical stage needs `from_pin: true` or a `names` list")
         return self
 
@@ -84,7 +84,7 @@ class PassthroughStage(_Stage):
 
     @model_validator(mode="after")
     def _needs_matcher(self) -> PassthroughStage:
-        if self.prefix is None and self.pattern is None and not self.names:
+        if self.enabled and self.prefix is None and self.pattern is None and not self.names:
             raise ValueError("a passthrough stage needs a `prefix`, a `pattern` or `names`")
         return self
 
@@ -93,7 +93,7 @@ class AliasStage(_Stage):
     """A table of local name -> wire name."""
 
     kind: Literal["aliases", "capitalize"]
-    map: dict[str, str]
+    map: dict[str, str] = Field(default_factory=dict)
     case: Case = "insensitive"
     reverse: ReverseScope = Field(
         "registered",
@@ -110,7 +110,7 @@ class PrefixStage(_Stage):
     """The catch-all: prepend a prefix (e.g. `mcp__pi__`) to the name as written."""
 
     kind: Literal["prefix"]
-    value: str
+    value: str | None = Field(None, description="The prefix; required unless the stage is disabled.")
     case: Case = Field("exact", description="How an inbound name is matched against the prefix.")
     reverse: ReverseScope = Field(
         "registered",
@@ -123,6 +123,13 @@ class PrefixStage(_Stage):
         "also for registered names an earlier canonical stage passed through "
         "(pi-anthropic-messages' reverse map does this).",
     )
+
+    @model_validator(mode="after")
+    def _needs_value(self) -> PrefixStage:
+        # Optional only so an overlay can write `{kind: prefix, enabled: false}`.
+        if self.enabled and self.value is None:
+            raise ValueError("a prefix stage needs a `value` (the prefix to add)")
+        return self
 
 
 class BindingsStage(_Stage):
@@ -181,6 +188,12 @@ class TextRule(Strict):
 
 class TextRules(Strict):
     system: list[TextRule] = Field(default_factory=list)
+    recover_tool_calls: bool = Field(
+        False,
+        description="Turn a `<tool_call>{\"name\": ..., \"arguments\": ...}</tool_call>` a model "
+        "wrote as text in a response into a real `tool_use` block (pi-flows); only for "
+        "registered tools.",
+    )
 
 
 # ----------------------------------------------------------------- filters
@@ -189,6 +202,16 @@ class Filters(Strict):
     dedup_bridged: bool = Field(
         False,
         description="Drop `mcp__<server>__<x>` tools whose base name a direct tool already has.",
+    )
+    capabilities: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Capability -> the local tool names that have it (compared "
+        "case-insensitively), e.g. `write: [write, edit]`, `exec: [bash]`.",
+    )
+    deny: list[str] = Field(
+        default_factory=list,
+        description="Capabilities whose tools are never sent, e.g. `[write, exec]` for a "
+        "read-only session.",
     )
 
 

@@ -165,7 +165,7 @@ def _translate(doc: Document, err: Any) -> Diagnostic | None:
         return error("BR106", f"invalid '{dotted}': {text}", smap.key_span(path))
     if kind in _TYPE_NAMES or tags:
         want = _TYPE_NAMES.get(kind, "another type")
-        if tags and tags[-1] in _UNION_MEMBER_NAMES:
+        if tags and tags[-1] in _UNION_MEMBER_NAMES and loc[-1] == tags[-1]:
             want = " or ".join(_UNION_MEMBER_NAMES.values())
         return error(
             "BR103", f"'{dotted}' must be {want}, not {_describe(value)}", smap.value_span(path)
@@ -193,8 +193,8 @@ def _pick_union_branch(doc: Document, errors: list[Any]) -> list[Any]:
     keep = []
     for err in errors:
         path, tags, value = _walk(doc.data, err["loc"])
-        scalar_branch = bool(tags) and tags[-1] in _UNION_MEMBER_NAMES
-        if scalar_branch and isinstance(value, dict):
+        scalar_branch = bool(tags) and tags[-1] == "str"
+        if scalar_branch and isinstance(value, (dict, list)):
             others = [
                 e
                 for e in errors
