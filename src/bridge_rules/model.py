@@ -110,7 +110,7 @@ class PrefixStage(_Stage):
     """The catch-all: prepend a prefix (e.g. `mcp__pi__`) to the name as written."""
 
     kind: Literal["prefix"]
-    value: str | None = Field(None, description="The prefix; required unless the stage is disabled.")
+    value: str | None = Field(None, description="The prefix; required unless disabled.")
     case: Case = Field("exact", description="How an inbound name is matched against the prefix.")
     reverse: ReverseScope = Field(
         "registered",
