@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +15,13 @@ from bridge_rules.diagnostics import Diagnostic, RulesError, has_errors, sort_di
 from bridge_rules.explain import Explanation, InboundCheck
 from bridge_rules.gate import GateDecision, decide
 from bridge_rules.names import Collision, InboundStep, Resolver, StageStep
+from bridge_rules.transform import (
+    OutboundResult,
+    rewrite_message,
+    rewrite_outbound,
+    rewrite_stream,
+    rewrite_stream_async,
+)
 
 RuleRef = str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | None
 
@@ -90,6 +97,49 @@ class Engine:
 
     def adapts_arguments(self, wire_name: str, registered: Iterable[str] | None = None) -> bool:
         return calls.adapts_arguments(self, wire_name, registered)
+
+    # -------------------------------------------------------- payloads
+    def outbound(
+        self,
+        payload: Any,
+        model: str | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> OutboundResult:
+        """A request body rewritten for the wire (see docs/transform.md).
+
+        Gate first (api ``anthropic-messages``, model id from ``model`` or the
+        payload's ``model``; ``env=None`` reads ``os.environ``): a closed gate
+        returns the payload unchanged. ``.payload`` is a new dict sharing
+        unchanged sub-objects with the input, which is never mutated;
+        ``.renames`` maps local -> wire names; ``.registered`` are the local
+        names of the tools sent, to pass back to :meth:`inbound`. Malformed
+        shapes pass through; this never raises on the payload.
+        """
+        return rewrite_outbound(self, payload, model, env)
+
+    def inbound(self, message: Any, registered: Iterable[str] | None = None) -> Any:
+        """A non-streaming response message with tool calls in local shape (a new dict).
+
+        ``registered``: the request's local tool names (``OutboundResult.registered``);
+        None means every local name the rules know.
+        """
+        return rewrite_message(self, message, registered)
+
+    def inbound_stream(
+        self, chunks: Iterable[bytes], registered: Iterable[str] | None = None
+    ) -> Iterator[bytes]:
+        """An SSE response stream rewritten chunk by chunk; any chunking works.
+
+        Events no rule changes come out byte for byte; only the argument deltas
+        of a call whose binding adapts arguments are held, until the block stops.
+        """
+        return rewrite_stream(self, chunks, registered)
+
+    def inbound_stream_async(
+        self, chunks: AsyncIterable[bytes], registered: Iterable[str] | None = None
+    ) -> AsyncIterator[bytes]:
+        """:meth:`inbound_stream` over an async iterable (an ASGI/httpx body)."""
+        return rewrite_stream_async(self, chunks, registered)
 
     # --------------------------------------------------------- explain
     def explain(

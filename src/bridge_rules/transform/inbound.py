@@ -1,0 +1,57 @@
+"""Rewrite a non-streaming response message back into the local agent's terms."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from bridge_rules.transform.plan import plan_for
+from bridge_rules.transform.recover import recover_tool_calls
+
+if TYPE_CHECKING:
+    from bridge_rules.engine import Engine
+
+
+def freeze(registered: Iterable[str] | None) -> tuple[str, ...] | None:
+    """Materialise ``registered`` once: it may be a one-shot iterator, and is used per call."""
+    return None if registered is None else tuple(registered)
+
+
+def rewrite_block(engine: Engine, block: Any, registered: tuple[str, ...] | None) -> Any:
+    """A ``tool_use`` block with its name mapped back and its input adapted; others as they are."""
+    if not isinstance(block, dict) or block.get("type") != "tool_use":
+        return block
+    name = block.get("name")
+    if not isinstance(name, str):
+        return block
+    if "input" not in block:
+        local = engine.inbound_name(name, registered)
+        return block if local is None or local == name else {**block, "name": local}
+    args = block["input"]
+    call = engine.inbound_call(name, args, registered)
+    if call.name == name and call.arguments is args:
+        return block
+    return {**block, "name": call.name, "input": call.arguments}
+
+
+def rewrite_message(engine: Engine, message: Any, registered: Iterable[str] | None = None) -> Any:
+    """A new message with tool calls in local shape; unknown tools and shapes untouched."""
+    if not isinstance(message, dict):
+        return message
+    reg = freeze(registered)
+    out = dict(message)
+    content = message.get("content")
+    if not isinstance(content, list):
+        return out
+    new_content: list[Any] | None = None
+    for i, block in enumerate(content):
+        new_block = rewrite_block(engine, block, reg)
+        if new_block is not block:
+            if new_content is None:
+                new_content = list(content)
+            new_content[i] = new_block
+    if new_content is not None:
+        out["content"] = new_content
+    if plan_for(engine).recover_tool_calls:
+        recover_tool_calls(engine, out, reg)
+    return out

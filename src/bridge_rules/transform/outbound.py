@@ -1,0 +1,254 @@
+"""Rewrite one Anthropic Messages request body for the wire.
+
+Copy-on-write: only the containers on the path to a change are copied, so a
+10 MB history costs one walk and a handful of dict lookups per block, never a
+deep copy. The input is never mutated; unchanged sub-objects are shared with
+it, so callers treat both as read-only below the top level.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from bridge_rules.transform.plan import API, Plan, plan_for
+
+if TYPE_CHECKING:
+    from bridge_rules.engine import Engine
+
+_UNTYPED = ("", "custom")
+
+
+@dataclass
+class OutboundResult:
+    """A rewritten request and what the way back needs to know about it.
+
+    ``registered`` are the local names of the tools that were sent (after
+    filters); the proxy hands them to ``inbound`` for the response, which keeps
+    the reverse map scoped to this request's own tools.
+    """
+
+    payload: Any
+    renames: dict[str, str] = field(default_factory=dict)
+    gate_open: bool = False
+    registered: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+    gate_reason: str = ""
+
+
+def _is_typed(tool: Mapping[str, Any]) -> bool:
+    kind = tool.get("type")
+    return isinstance(kind, str) and kind not in _UNTYPED
+
+
+def _filtered(name: str, plan: Plan, direct: set[str]) -> bool:
+    if name in plan.drop or name.lower() in plan.deny_folded:
+        return True
+    if plan.dedup_bridged and name.startswith("mcp__"):
+        parts = name.split("__", 2)
+        return len(parts) == 3 and parts[2] in direct
+    return False
+
+
+class _Rewriter:
+    def __init__(self, engine: Engine, plan: Plan) -> None:
+        self.engine = engine
+        self.plan = plan
+        self.renames: dict[str, str] = {}
+        self.typed: set[str] = set()
+        self.dropped: list[str] = []
+        self.registered: list[str] = []
+
+    def wire(self, name: str) -> str:
+        if name in self.typed:
+            return name
+        wire = self.renames.get(name)
+        if wire is None:
+            wire = self.engine.outbound_name(name)
+            if wire != name:
+                self.renames[name] = wire
+        return wire
+
+    def tools(self, tools: list[Any]) -> list[Any] | None:
+        plan = self.plan
+        direct: set[str] = set()
+        if plan.dedup_bridged:
+            direct = {
+                t["name"]
+                for t in tools
+                if isinstance(t, dict)
+                and isinstance(t.get("name"), str)
+                and not t["name"].startswith("mcp__")
+            }
+        out: list[Any] = []
+        changed = False
+        for tool in tools:
+            name = tool.get("name") if isinstance(tool, dict) else None
+            if not isinstance(name, str):
+                out.append(tool)
+                continue
+            if plan.filters_tools and _filtered(name, plan, direct):
+                self.dropped.append(name)
+                changed = True
+                continue
+            self.registered.append(name)
+            if _is_typed(tool):
+                self.typed.add(name)
+                out.append(tool)
+                continue
+            wire = self.wire(name)
+            new_tool = tool
+            if wire != name:
+                new_tool = {**tool, "name": wire}
+            if "input_schema" in tool:
+                schema = tool["input_schema"]
+                wire_schema = self.engine.wire_schema(name, schema)
+                if wire_schema is not schema and wire_schema != schema:
+                    new_tool = {**new_tool, "input_schema": wire_schema}
+            changed = changed or new_tool is not tool
+            out.append(new_tool)
+        return out if changed else None
+
+    def block(self, block: Any) -> Any:
+        if not isinstance(block, dict):
+            return block
+        kind = block.get("type")
+        if kind == "tool_use":
+            name = block.get("name")
+            if not isinstance(name, str) or name in self.typed:
+                return block
+            if "input" not in block:
+                wire = self.wire(name)
+                return block if wire == name else {**block, "name": wire}
+            args = block["input"]
+            call = self.engine.outbound_call(name, args)
+            if call.name != name:
+                self.renames.setdefault(name, call.name)
+            if call.name == name and call.arguments is args:
+                return block
+            return {**block, "name": call.name, "input": call.arguments}
+        if kind == "tool_result":
+            name = block.get("name")
+            if isinstance(name, str):
+                wire = self.wire(name)
+                if wire != name:
+                    return {**block, "name": wire}
+        return block
+
+    def messages(self, messages: list[Any]) -> list[Any] | None:
+        out: list[Any] | None = None
+        block_fn = self.block
+        for i, message in enumerate(messages):
+            if not isinstance(message, dict):
+                continue
+            content = message.get("content")
+            if not isinstance(content, list):
+                continue
+            new_content: list[Any] | None = None
+            for j, block in enumerate(content):
+                new_block = block_fn(block)
+                if new_block is not block:
+                    if new_content is None:
+                        new_content = list(content)
+                    new_content[j] = new_block
+            if new_content is not None:
+                if out is None:
+                    out = list(messages)
+                out[i] = {**message, "content": new_content}
+        return out
+
+    def tool_choice(self, choice: Any) -> tuple[bool, Any]:
+        """(keep, value): a forced choice of a dropped tool cannot be honoured."""
+        if not isinstance(choice, dict) or choice.get("type") != "tool":
+            return True, choice
+        name = choice.get("name")
+        if not isinstance(name, str):
+            return True, choice
+        if name in self.dropped:
+            return False, None
+        wire = self.wire(name)
+        return True, choice if wire == name else {**choice, "name": wire}
+
+    def system(self, system: Any) -> Any:
+        ops = self.plan.system_ops
+        if isinstance(system, str):
+            return _apply(ops, system)
+        if not isinstance(system, list):
+            return system
+        out: list[Any] | None = None
+        for i, block in enumerate(system):
+            if not isinstance(block, dict) or block.get("type") != "text":
+                continue
+            text = block.get("text")
+            if not isinstance(text, str):
+                continue
+            new_text = _apply(ops, text)
+            if new_text != text:
+                if out is None:
+                    out = list(system)
+                out[i] = {**block, "text": new_text}
+        return system if out is None else out
+
+
+def _apply(ops: tuple[Any, ...], text: str) -> str:
+    for op in ops:
+        text = op.apply(text)
+    return text
+
+
+def _tool_names(tools: Any) -> list[str]:
+    if not isinstance(tools, list):
+        return []
+    return [t["name"] for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)]
+
+
+def rewrite_outbound(
+    engine: Engine,
+    payload: Any,
+    model: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> OutboundResult:
+    """Gate, filter and rewrite a request body; never raises on its shape."""
+    if not isinstance(payload, dict):
+        return OutboundResult(payload, gate_reason="the payload is not a JSON object")
+    model_id = model if model is not None else payload.get("model")
+    decision = engine.gate_decision({"api": API, "id": model_id}, env)
+    if not decision.open:
+        return OutboundResult(
+            dict(payload),
+            gate_open=False,
+            registered=_tool_names(payload.get("tools")),
+            gate_reason=decision.reason,
+        )
+    plan = plan_for(engine)
+    rw = _Rewriter(engine, plan)
+    out = dict(payload)
+    tools = payload.get("tools")
+    if isinstance(tools, list):
+        new_tools = rw.tools(tools)
+        if new_tools is not None:
+            out["tools"] = new_tools
+    if "tool_choice" in payload:
+        keep, choice = rw.tool_choice(payload["tool_choice"])
+        if not keep:
+            del out["tool_choice"]
+        elif choice is not payload["tool_choice"]:
+            out["tool_choice"] = choice
+    messages = payload.get("messages")
+    if isinstance(messages, list):
+        new_messages = rw.messages(messages)
+        if new_messages is not None:
+            out["messages"] = new_messages
+    if plan.system_ops and "system" in payload:
+        system = rw.system(payload["system"])
+        if system is not payload["system"]:
+            out["system"] = system
+    return OutboundResult(
+        out,
+        renames=rw.renames,
+        gate_open=True,
+        registered=rw.registered,
+        dropped=rw.dropped,
+        gate_reason=decision.reason,
+    )

@@ -1,0 +1,266 @@
+"""Rewrite an Anthropic Messages SSE stream, chunk by chunk, byte-exact where nothing applies.
+
+Framing is found on bytes (CR, LF and CRLF line ends; ``\\r`` and ``\\n`` never
+occur inside a UTF-8 multi-byte sequence, so splitting there is safe at any
+chunk boundary). A complete event is either passed on as its original bytes or,
+when a rule applies, rebuilt with its own line ending:
+
+* ``content_block_start`` of a ``tool_use`` block: the name is mapped back at
+  once (the name occurs only there);
+* when the call's binding changes arguments (``adapts_arguments``), that block's
+  ``input_json_delta`` events are held and replaced at ``content_block_stop`` by
+  one delta carrying the adapted input. Input that does not parse (fine-grained
+  streaming cut by ``max_tokens``) is released untouched;
+* everything else (text, thinking, ping, comments, ``error`` after a 200) goes
+  out as soon as its event is complete. An ``error`` releases held deltas first.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from bridge_rules.transform.inbound import freeze
+
+if TYPE_CHECKING:
+    from bridge_rules.engine import Engine
+
+# Two line ends in a row end an event. Greedy `\r\n` is tried before a lone `\r`.
+_BOUNDARY = re.compile(rb"(?:\r\n|\n|\r)(?:\r\n|\n|\r)")
+_EOL = re.compile(rb"\r\n|\n|\r")
+_WATCHED = (b"content_block_start", b"content_block_delta", b"content_block_stop", b"error")
+_KINDS = frozenset(w.decode() for w in _WATCHED)
+_TEXTY = b"event: content_block_delta"
+
+
+@dataclass
+class _Held:
+    wire: str
+    raw: list[bytes] = field(default_factory=list)
+    partial: list[str] = field(default_factory=list)
+    clean: bool = True
+
+
+@dataclass
+class _Event:
+    raw: bytes
+    lines: list[bytes]
+    eol: bytes
+    name: str | None
+    data_at: int  # index of the first data line, -1 when none
+    data: bytes
+
+
+def _parse_event(raw: bytes) -> _Event:
+    body = raw.rstrip(b"\r\n")
+    m = _EOL.search(raw)
+    eol = m.group() if m else b"\n"
+    lines = _EOL.split(body) if body else []
+    name: str | None = None
+    data_parts: list[bytes] = []
+    data_at = -1
+    for i, line in enumerate(lines):
+        if not line or line[:1] == b":":
+            continue
+        key, colon, value = line.partition(b":")
+        if colon and value[:1] == b" ":
+            value = value[1:]
+        if key == b"event":
+            name = value.decode("utf-8", "replace")
+        elif key == b"data":
+            if data_at < 0:
+                data_at = i
+            data_parts.append(value)
+    return _Event(raw, lines, eol, name, data_at, b"\n".join(data_parts))
+
+
+def _is_data(line: bytes) -> bool:
+    return line.startswith(b"data:") or line == b"data"
+
+
+def _rebuild(event: _Event, data: Any) -> bytes:
+    """The event with its data replaced; other fields, comments and the line ending kept."""
+    payload = b"data: " + orjson.dumps(data)
+    lines = []
+    for i, line in enumerate(event.lines):
+        if i == event.data_at:
+            lines.append(payload)
+        elif not _is_data(line):
+            lines.append(line)
+    return event.eol.join(lines) + event.eol + event.eol
+
+
+class StreamRewriter:
+    """Feed bytes in any chunking; get rewritten bytes out. ``close()`` flushes the tail."""
+
+    def __init__(self, engine: Engine, registered: Iterable[str] | None = None) -> None:
+        self.engine = engine
+        self.registered = freeze(registered)
+        self._buf = bytearray()
+        self._scan = 0
+        self._held: dict[int, _Held] = {}
+
+    def feed(self, chunk: bytes) -> bytes:
+        if not chunk:
+            return b""
+        buf = self._buf
+        buf += chunk
+        out: list[bytes] = []
+        start = 0
+        pos = self._scan
+        while True:
+            m = _BOUNDARY.search(buf, pos)
+            if m is None:
+                break
+            end = m.end()
+            if end == len(buf) and buf[end - 1] == 0x0D:  # a CR that may be half of CRLF
+                break
+            out.append(self._event(bytes(buf[start:end])))
+            start = pos = end
+        if start:
+            del buf[:start]
+        self._scan = max(0, len(buf) - 3)
+        return b"".join(out)
+
+    def close(self) -> bytes:
+        """The incomplete tail and any held deltas, as received."""
+        tail = bytes(self._buf)
+        self._buf.clear()
+        self._scan = 0
+        if tail and _BOUNDARY.search(tail):  # a last event ended by a lone CR
+            tail = self._event(tail)
+        return self._release_all() + tail
+
+    # ---------------------------------------------------------- events
+    def _event(self, raw: bytes) -> bytes:
+        if not self._held and raw.startswith(_TEXTY):
+            return raw
+        if not any(w in raw for w in _WATCHED):
+            return raw
+        event = _parse_event(raw)
+        kind = event.name
+        if kind is not None:
+            if kind not in _KINDS or (kind != "content_block_start" and not self._held):
+                return raw
+            if kind == "error":
+                return self._release_all() + raw
+        if event.data_at < 0:
+            return raw
+        try:
+            data: Any = orjson.loads(event.data)
+        except orjson.JSONDecodeError:
+            return raw
+        if kind is None and isinstance(data, dict) and isinstance(data.get("type"), str):
+            kind = data["type"]
+            if kind == "error":
+                return self._release_all() + raw
+        if not isinstance(data, dict):
+            return raw
+        if kind == "content_block_start":
+            return self._start(event, data)
+        index = data.get("index")
+        if not isinstance(index, int) or index not in self._held:
+            return raw
+        held = self._held[index]
+        if kind == "content_block_delta":
+            delta = data.get("delta")
+            held.raw.append(raw)
+            if (
+                isinstance(delta, dict)
+                and delta.get("type") == "input_json_delta"
+                and isinstance(delta.get("partial_json"), str)
+            ):
+                held.partial.append(delta["partial_json"])
+            else:
+                held.clean = False
+            return b""
+        if kind == "content_block_stop":
+            del self._held[index]
+            return self._stop(event, index, held)
+        return raw
+
+    def _start(self, event: _Event, data: dict[str, Any]) -> bytes:
+        block = data.get("content_block")
+        if not isinstance(block, dict) or block.get("type") != "tool_use":
+            return event.raw
+        name = block.get("name")
+        if not isinstance(name, str):
+            return event.raw
+        engine, reg = self.engine, self.registered
+        new_block = block
+        if engine.adapts_arguments(name, reg):
+            args = block.get("input")
+            if isinstance(args, dict) and args:  # whole input up front: adapt it here
+                call = engine.inbound_call(name, args, reg)
+                new_block = {**block, "name": call.name, "input": call.arguments}
+            else:
+                index = data.get("index")
+                if isinstance(index, int):
+                    self._held[index] = _Held(name)
+        if new_block is block:
+            local = engine.inbound_name(name, reg)
+            if local is not None and local != name:
+                new_block = {**block, "name": local}
+        if new_block is block:
+            return event.raw
+        return _rebuild(event, {**data, "content_block": new_block})
+
+    def _stop(self, event: _Event, index: int, held: _Held) -> bytes:
+        text = "".join(held.partial)
+        args: Any = None
+        if held.clean:
+            try:
+                args = orjson.loads(text) if text.strip() else {}
+            except orjson.JSONDecodeError:
+                args = None
+        if not isinstance(args, dict):
+            return b"".join(held.raw) + event.raw
+        call = self.engine.inbound_call(held.wire, args, self.registered)
+        delta = {
+            "type": "content_block_delta",
+            "index": index,
+            "delta": {
+                "type": "input_json_delta",
+                "partial_json": orjson.dumps(call.arguments).decode(),
+            },
+        }
+        head = b"event: content_block_delta" + event.eol if event.name is not None else b""
+        eol = event.eol
+        return head + b"data: " + orjson.dumps(delta) + eol + eol + event.raw
+
+    def _release_all(self) -> bytes:
+        if not self._held:
+            return b""
+        out = b"".join(b"".join(h.raw) for _, h in sorted(self._held.items()))
+        self._held.clear()
+        return out
+
+
+def rewrite_stream(
+    engine: Engine, chunks: Iterable[bytes], registered: Iterable[str] | None = None
+) -> Iterator[bytes]:
+    rw = StreamRewriter(engine, registered)
+    for chunk in chunks:
+        out = rw.feed(chunk)
+        if out:
+            yield out
+    tail = rw.close()
+    if tail:
+        yield tail
+
+
+async def rewrite_stream_async(
+    engine: Engine, chunks: AsyncIterable[bytes], registered: Iterable[str] | None = None
+) -> AsyncIterator[bytes]:
+    rw = StreamRewriter(engine, registered)
+    async for chunk in chunks:
+        out = rw.feed(chunk)
+        if out:
+            yield out
+    tail = rw.close()
+    if tail:
+        yield tail
