@@ -2,7 +2,8 @@
 
 Codes are stable and never reused. Ranges by phase:
 BR0xx reading files, BR1xx the rule format, BR2xx compiling names,
-BR3xx lint against pins, BR4xx argument bindings and repair.
+BR3xx lint against pins, BR4xx argument bindings and repair, BR5xx payloads given to
+``bridge-rules transform``.
 ``bridge-rules codes [CODE]`` prints these entries.
 """
 
@@ -205,5 +206,17 @@ _add(
         + "names:\n  - {kind: aliases, id: t, map: {}}\n  - {kind: aliases, id: t, map: {}}\n",
         good=_HEAD
         + "names:\n  - {kind: aliases, id: t, map: {}}\n  - {kind: aliases, id: u, map: {}}\n",
+    ),
+)
+
+
+_add(
+    CodeDoc(
+        "BR501",
+        "invalid JSON input",
+        "`bridge-rules transform outbound|inbound` read a body that is not JSON; the position "
+        "is the line and column where parsing stopped. Nothing is written to stdout.",
+        bad='{"model": "claude-sonnet-4-5", "messages": [],}\n',
+        good='{"model": "claude-sonnet-4-5", "messages": []}\n',
     ),
 )

@@ -1,0 +1,129 @@
+"""``bridge-rules transform outbound|inbound|stream``: the payload rewriters from a shell.
+
+JSON in, JSON out (``outbound``: a request body; ``inbound``: a response
+message); ``stream`` copies an SSE response through the stream rewriter chunk
+by chunk, so it also works at the end of a pipe from ``curl -N``.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import IO, Annotated, Any, Optional
+
+import typer
+
+from bridge_rules.cli.app import app, fail, load_engine, split_names
+from bridge_rules.cli.explain_cmd import RulesOption
+from bridge_rules.diagnostics import EXIT_USAGE
+
+transform_app = typer.Typer(
+    name="transform",
+    help="Rewrite Anthropic Messages requests, responses and SSE streams with the rules.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+app.add_typer(transform_app, name="transform")
+
+FileArg = Annotated[
+    str, typer.Argument(help="The input file, or '-' for standard input.", metavar="FILE|-")
+]
+RegisteredOption = Annotated[
+    Optional[str],  # noqa: UP045 - typer needs Optional on 3.10
+    typer.Option(
+        help="Comma-separated local tool names the client has (default: every name the rules "
+        "know). The proxy uses the request's own tools."
+    ),
+]
+PrettyOption = Annotated[bool, typer.Option("--pretty", help="Indent the JSON output.")]
+_CHUNK = 1 << 16
+
+
+def _open(path: str) -> IO[bytes]:
+    if path == "-":
+        return sys.stdin.buffer
+    try:
+        return open(path, "rb")  # noqa: SIM115 - closed by the caller
+    except OSError as exc:
+        fail(f"{path}: cannot read: {exc.strerror or exc}")
+
+
+def _read_json(path: str) -> Any:
+    import orjson
+
+    with _open(path) as handle:
+        raw = handle.read()
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        where = "<stdin>" if path == "-" else path
+        sys.stderr.write(
+            f"{where}:{exc.lineno}:{exc.colno}: error[BR501] invalid JSON: {exc.msg}\n"
+        )
+        raise typer.Exit(EXIT_USAGE) from None
+
+
+def _write_json(value: Any, pretty: bool) -> None:
+    import orjson
+
+    option = orjson.OPT_INDENT_2 if pretty else 0
+    sys.stdout.buffer.write(orjson.dumps(value, option=option) + b"\n")
+    sys.stdout.buffer.flush()
+
+
+@transform_app.command()
+def outbound(
+    file: FileArg = "-",
+    rules: RulesOption = None,
+    model: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(help="Model id for the gate (default: the payload's 'model')."),
+    ] = None,
+    pretty: PrettyOption = False,
+    summary: Annotated[
+        bool, typer.Option("--summary", help="Also print the gate and the renames to stderr.")
+    ] = False,
+) -> None:
+    """Rewrite a request body (tools, tool_choice, history, system) for the wire."""
+    engine = load_engine(rules)
+    payload = _read_json(file)
+    result = engine.outbound(payload, model=model)
+    _write_json(result.payload, pretty)
+    if summary or not result.gate_open:
+        state = "open" if result.gate_open else "closed, payload unchanged"
+        sys.stderr.write(f"gate: {state} ({result.gate_reason})\n")
+    if summary and result.gate_open:
+        renames = ", ".join(f"{k} -> {v}" for k, v in result.renames.items()) or "none"
+        sys.stderr.write(f"renames: {renames}\n")
+        if result.dropped:
+            sys.stderr.write(f"dropped by filters: {', '.join(result.dropped)}\n")
+        sys.stderr.write(f"registered (for the response): {','.join(result.registered)}\n")
+
+
+@transform_app.command()
+def inbound(
+    file: FileArg = "-",
+    rules: RulesOption = None,
+    registered: RegisteredOption = None,
+    pretty: PrettyOption = False,
+) -> None:
+    """Rewrite a non-streaming response message: tool calls back to local names and arguments."""
+    engine = load_engine(rules)
+    message = _read_json(file)
+    _write_json(engine.inbound(message, registered=split_names(registered)), pretty)
+
+
+@transform_app.command()
+def stream(
+    file: FileArg = "-",
+    rules: RulesOption = None,
+    registered: RegisteredOption = None,
+) -> None:
+    """Rewrite an SSE response stream as it arrives; unchanged events are copied byte for byte."""
+    engine = load_engine(rules)
+    out = sys.stdout.buffer
+    with _open(file) as handle:
+        read = getattr(handle, "read1", handle.read)
+        chunks = iter(lambda: read(_CHUNK), b"")
+        for piece in engine.inbound_stream(chunks, registered=split_names(registered)):
+            out.write(piece)
+            out.flush()
