@@ -1,0 +1,76 @@
+"""BR303 and BR304: rules that can never decide, because an earlier stage always wins.
+
+The first stage that matches decides, so a table entry is dead when every
+spelling it accepts is already claimed by an earlier stage, and every stage
+after a catch-all ``prefix`` stage is unreachable. Both are reported at the
+loser, with the winner's location as related information.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from bridge_rules.diagnostics import Diagnostic, Related, warning
+from bridge_rules.lint.entries import Entry, written_entries
+from bridge_rules.lint.registry import LintContext, check
+from bridge_rules.stages import CompiledStage, Hit, PrefixStage
+
+
+def _spellings(entry: Entry) -> list[str]:
+    """The spellings an entry accepts, as far as it matters for shadowing."""
+    if entry.table.case == "exact":
+        return [entry.key]
+    return list(dict.fromkeys([entry.key, entry.key.lower(), entry.key.upper()]))
+
+
+def _earlier_hit(stages: list[CompiledStage], name: str) -> tuple[CompiledStage, Hit] | None:
+    for stage in stages:
+        hit = stage.match(name)
+        if hit is not None:
+            return stage, hit
+    return None
+
+
+def _catch_all(ctx: LintContext) -> int | None:
+    return next((i for i, s in enumerate(ctx.rules.stages) if isinstance(s, PrefixStage)), None)
+
+
+@check("unreachable-stages", codes=("BR304",))
+def unreachable_stages(ctx: LintContext) -> Iterator[Diagnostic]:
+    """Stages after a catch-all ``prefix`` stage never see a name."""
+    first = _catch_all(ctx)
+    if first is None:
+        return
+    winner = ctx.rules.stages[first]
+    for stage in ctx.rules.stages[first + 1 :]:
+        yield warning(
+            "BR304",
+            f"stage '{stage.id}' ({stage.kind}) is unreachable: the prefix stage "
+            f"'{winner.id}' before it matches every name",
+            stage.span,
+            related=(Related(f"catch-all stage '{winner.id}'", winner.span),),
+            hint="move it before the prefix stage",
+        )
+
+
+@check("shadowed-entries", codes=("BR303",))
+def shadowed_entries(ctx: LintContext) -> Iterator[Diagnostic]:
+    """Table entries every spelling of which an earlier stage already decides."""
+    stages = ctx.rules.stages
+    last = _catch_all(ctx)
+    for entry in written_entries(ctx.rules):
+        index = entry.stage.index
+        if last is not None and index > last:
+            continue  # the whole stage is reported as unreachable
+        hits = [_earlier_hit(stages[:index], s) for s in _spellings(entry)]
+        if not hits or any(h is None for h in hits):
+            continue
+        stage, hit = hits[0]  # type: ignore[misc]
+        what = "canonical name" if entry.stage.kind == "canonical" else "entry"
+        yield warning(
+            "BR303",
+            f"{what} '{entry.key}' in stage '{entry.stage.id}' never applies: stage "
+            f"'{stage.id}' ({stage.kind}) already sends '{entry.key}' as '{hit.wire}'",
+            entry.span,
+            related=(Related(f"decided by {stage.kind} {hit.rule}", hit.span),),
+        )
