@@ -1,0 +1,148 @@
+"""Access log (one JSON line per request) and the opt-in debug log.
+
+The access log carries only what an operator needs to see traffic: method, path
+(no query string, which may carry keys), status, timing, model, streaming and
+the renames applied. It never holds credentials or prompt text. The debug log
+holds headers (credentials redacted) and bodies with every free-text string
+replaced by its length, unless prompts were asked for explicitly.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+
+from bridge_rules.proxy.errors import UpstreamAborted
+
+ACCESS_LOGGER = "bridge_rules.proxy.access"
+access_logger = logging.getLogger(ACCESS_LOGGER)
+
+# Strings under these keys are structure (ids, names, types), never prompt text.
+_STRUCTURAL = frozenset(
+    {
+        "type",
+        "name",
+        "id",
+        "tool_use_id",
+        "role",
+        "model",
+        "stop_reason",
+        "stop_sequence",
+        "media_type",
+        "tool_choice",
+        "event",
+    }
+)
+
+
+@dataclass
+class AccessRecord:
+    """Filled in while a request is handled; written once at the end."""
+
+    method: str
+    path: str
+    started: float = field(default_factory=time.perf_counter)
+    status: int = 0
+    model: str | None = None
+    stream: bool | None = None
+    gate: bool | None = None
+    renames: dict[str, str] = field(default_factory=dict)
+    upstream_status: int | None = None
+    bytes_in: int = 0
+    bytes_out: int = 0
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "method": self.method,
+            "path": self.path,
+            "status": self.status,
+            "ms": round((time.perf_counter() - self.started) * 1000, 3),
+            "bytes_in": self.bytes_in,
+            "bytes_out": self.bytes_out,
+        }
+        if self.model is not None:
+            out["model"] = self.model
+        if self.stream is not None:
+            out["stream"] = self.stream
+        if self.gate is not None:
+            out["gate"] = self.gate
+            out["renames"] = self.renames
+        if self.upstream_status is not None:
+            out["upstream_status"] = self.upstream_status
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+    def emit(self) -> None:
+        if access_logger.isEnabledFor(logging.INFO):
+            access_logger.info(orjson.dumps(self.to_dict()).decode())
+
+
+def omit_text(value: Any, key: str | None = None) -> Any:
+    """A JSON value with every free-text string replaced by ``<N chars omitted>``."""
+    if isinstance(value, str):
+        if key in _STRUCTURAL:
+            return value
+        return f"<{len(value)} chars omitted>"
+    if isinstance(value, dict):
+        return {k: omit_text(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [omit_text(v, key) for v in value]
+    return value
+
+
+class DebugLog:
+    """JSON lines appended to a file; safe to share between a worker's requests."""
+
+    def __init__(self, path: str | Path, log_prompts: bool = False) -> None:
+        self.log_prompts = log_prompts
+        self._lock = threading.Lock()
+        self._file: IO[bytes] = Path(path).open("ab")  # noqa: SIM115 - lives as long as the app
+
+    def body(self, value: Any) -> Any:
+        return value if self.log_prompts else omit_text(value)
+
+    def text(self, data: bytes) -> str:
+        if self.log_prompts:
+            return data.decode("utf-8", "replace")
+        return f"<{len(data)} bytes omitted>"
+
+    def write(self, record: dict[str, Any]) -> None:
+        line = orjson.dumps(record, default=str) + b"\n"
+        with self._lock:
+            self._file.write(line)
+            self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+class _DropAborted(logging.Filter):
+    """uvicorn logs a traceback for any exception raised after a response started; an
+    upstream that died mid-body is an expected fault, already logged in one line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, UpstreamAborted)
+
+
+def configure_logging(access_log: bool = True) -> None:
+    """Access lines as bare JSON on stderr; idempotent (each worker calls it)."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    for name in (ACCESS_LOGGER, "bridge_rules.proxy"):
+        logger = logging.getLogger(name)
+        logger.handlers[:] = [handler]
+        logger.propagate = False
+    access_logger.setLevel(logging.INFO if access_log else logging.WARNING)
+    uv = logging.getLogger("uvicorn.error")
+    if not any(isinstance(f, _DropAborted) for f in uv.filters):
+        uv.addFilter(_DropAborted())

@@ -1,0 +1,42 @@
+"""Running the app under uvicorn, in one process or several (``--workers``).
+
+The proxy keeps no state between requests, so workers (and replicas on other
+hosts) need nothing shared: each one rebuilds the app from the same config,
+passed to the worker processes through the environment.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import uvicorn
+
+from bridge_rules.proxy.app import ProxyApp
+from bridge_rules.proxy.config import ENV_VAR, ProxyConfig
+from bridge_rules.proxy.obs import configure_logging
+
+UVICORN_OPTIONS: dict[str, Any] = {
+    "access_log": False,  # ours is structured and says more
+    "server_header": False,  # the upstream's own headers go back, not ours
+    "date_header": False,
+    "lifespan": "on",
+    "log_level": "warning",
+}
+
+
+def serve(config: ProxyConfig, app: ProxyApp, host: str, port: int, workers: int) -> None:
+    """Serve until interrupted; several workers share one listening socket."""
+    configure_logging()
+    if workers <= 1:
+        uvicorn.Server(uvicorn.Config(app, host=host, port=port, **UVICORN_OPTIONS)).run()
+        return
+    os.environ[ENV_VAR] = config.to_env()
+    uvicorn.run(
+        "bridge_rules.proxy.app:app_from_env",
+        factory=True,
+        workers=workers,
+        host=host,
+        port=port,
+        **UVICORN_OPTIONS,
+    )
