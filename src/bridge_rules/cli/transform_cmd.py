@@ -42,7 +42,7 @@ def _open(path: str) -> IO[bytes]:
     if path == "-":
         return sys.stdin.buffer
     try:
-        return open(path, "rb")  # noqa: SIM115 - closed by the caller
+        return open(path, "rb")
     except OSError as exc:
         fail(f"{path}: cannot read: {exc.strerror or exc}")
 

@@ -29,8 +29,8 @@ from bridge_rules.transform.inbound import freeze
 if TYPE_CHECKING:
     from bridge_rules.engine import Engine
 
-# Two line ends in a row end an event. Greedy `\r\n` is tried before a lone `\r`.
-_BOUNDARY = re.compile(rb"(?:\r\n|\n|\r)(?:\r\n|\n|\r)")
+# Two line ends in a row end an event; a CR is a line end on its own only when no LF follows.
+_BOUNDARY = re.compile(rb"(?:\r\n|\n|\r(?!\n))(?:\r\n|\n|\r(?!\n))")
 _EOL = re.compile(rb"\r\n|\n|\r")
 _WATCHED = (b"content_block_start", b"content_block_delta", b"content_block_stop", b"error")
 _KINDS = frozenset(w.decode() for w in _WATCHED)
