@@ -2,7 +2,9 @@
 
 The seam between name resolution and argument bindings: the payload and
 stream rewriters call only these functions for a single call, so argument
-adaptation lives in one place.
+adaptation lives in one place. A binding's operations apply only when the
+binding actually decides the tool's wire name (an earlier stage may win), so
+the arguments always match the schema the model was shown.
 """
 
 from __future__ import annotations
@@ -11,7 +13,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from bridge_rules.bindings.schema import advertised_schema
+
 if TYPE_CHECKING:
+    from bridge_rules.bindings.adapter import Adapter
     from bridge_rules.engine import Engine
 
 
@@ -23,22 +28,39 @@ class ToolCall:
     arguments: Any
 
 
+def adapter_for(engine: Engine, local: str) -> Adapter | None:
+    """The binding adapter of ``local`` when that binding is what names it on the wire."""
+    adapter = engine.rules.adapters.get(local)
+    if adapter is None or engine.outbound_name(local) != adapter.wire:
+        return None
+    return adapter
+
+
 def outbound_call(engine: Engine, name: str, arguments: Any) -> ToolCall:
     """Local call -> wire call (history replay)."""
-    return ToolCall(engine.outbound_name(name), arguments)
+    adapter = adapter_for(engine, name)
+    wire_args = adapter.to_wire(arguments) if adapter is not None else arguments
+    return ToolCall(engine.outbound_name(name), wire_args)
 
 
 def inbound_call(
     engine: Engine, name: str, arguments: Any, registered: Iterable[str] | None = None
 ) -> ToolCall:
     """Wire call from the model -> local call (names back, arguments adapted and repaired)."""
-    local = engine.inbound_name(name, registered)
-    return ToolCall(local if local is not None else name, arguments)
+    mapped = engine.inbound_name(name, registered)
+    local = mapped if mapped is not None else name
+    adapter = adapter_for(engine, local) if mapped is not None else None
+    if adapter is not None:
+        arguments = adapter.to_local(arguments)
+    return ToolCall(local, engine.rules.repairs.repair(local, arguments))
 
 
 def wire_schema(engine: Engine, local_name: str, local_schema: Any) -> Any:
     """The ``input_schema`` a local tool is advertised with on the wire."""
-    return local_schema
+    adapter = adapter_for(engine, local_name)
+    if adapter is None:
+        return local_schema
+    return advertised_schema(adapter, local_schema, engine.rules.pin, engine.rules.local_pin)
 
 
 def adapts_arguments(
@@ -48,4 +70,10 @@ def adapts_arguments(
 
     Stream rewriting holds a tool block's argument deltas only when this is true.
     """
-    return False
+    mapped = engine.inbound_name(wire_name, registered)
+    local = mapped if mapped is not None else wire_name
+    if mapped is not None:
+        adapter = adapter_for(engine, local)
+        if adapter is not None and adapter.steps:
+            return True
+    return engine.rules.repairs.has(local)

@@ -12,11 +12,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from bridge_rules.bindings.adapter import Adapter
+from bridge_rules.bindings.section import compile_adapters, compile_repair_section
 from bridge_rules.compose import RuleSource, SourcedFile
 from bridge_rules.diagnostics import Diagnostic, error
 from bridge_rules.model import (
     AliasStage,
-    Binding,
     BindingsStage,
     CanonicalStage,
     Filters,
@@ -28,8 +29,10 @@ from bridge_rules.model import (
     Suppression,
     TextRules,
 )
+from bridge_rules.model_bindings import Binding
 from bridge_rules.pins import Pin, PinError, load_pin
 from bridge_rules.regexcheck import RegexProblem, compile_safe
+from bridge_rules.repair.rules import RepairSet
 from bridge_rules.source import Span
 from bridge_rules.stages import CompiledStage, PatternStage, TableStage
 from bridge_rules.stages import PrefixStage as CompiledPrefix
@@ -67,6 +70,7 @@ class CompiledBinding:
     binding: Binding
     span: Span
     file: SourcedFile
+    index: int = 0
 
 
 @dataclass(frozen=True)
@@ -92,6 +96,8 @@ class CompiledRules:
     filters: Filters | None
     suppressions: list[tuple[Suppression, Span]]
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    adapters: dict[str, Adapter] = field(default_factory=dict)
+    repairs: RepairSet = field(default_factory=RepairSet)
 
     @property
     def name(self) -> str:
@@ -292,7 +298,7 @@ class _Compiler:
             for index, binding in enumerate(file.rules.bindings or []):
                 bindings.pop(binding.local, None)
                 bindings[binding.local] = CompiledBinding(
-                    binding, smap.key_span(("bindings", index)), file
+                    binding, smap.key_span(("bindings", index)), file, index
                 )
             for index, name in enumerate(file.rules.local_tools):
                 local_tools.setdefault(name, smap.key_span(("local_tools", index)))
@@ -331,6 +337,10 @@ class _Compiler:
                     name, Span(f"schemas/{local_pin.product}/{local_pin.version}.json")
                 )
 
+        adapters, problems = compile_adapters(
+            (b.binding, b.span, b.file.doc.source_map, b.index) for b in bindings.values()
+        )
+        self.diags.extend(problems)
         return CompiledRules(
             files=files,
             stages=stages,
@@ -346,6 +356,8 @@ class _Compiler:
             filters=filters.value if filters else None,
             suppressions=suppressions,
             diagnostics=self.diags,
+            adapters=adapters,
+            repairs=compile_repair_section(files),
         )
 
     def gate(self, gate: Sourced | None) -> CompiledGate:

@@ -7,9 +7,11 @@ names exactly one alternative.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from bridge_rules.model_bindings import Binding, Repair
 
 FORMAT_VERSION = 1
 
@@ -167,16 +169,7 @@ class Inbound(Strict):
 
 
 # ----------------------------------------------------------------- bindings
-class Binding(Strict):
-    """A local tool bound to a wire tool. Arguments are translated by `input` operations."""
-
-    local: str
-    wire: str
-    schema_: Literal["passthrough", "canonical", "hybrid"] = Field("passthrough", alias="schema")
-    extras: list[str] = Field(default_factory=list)
-    input: list[dict[str, Any]] = Field(default_factory=list)
-    history: list[dict[str, Any]] | Literal["auto", "none"] = "auto"
-    description: str | None = None
+# Binding (argument translation) and Repair live in model_bindings; re-exported here.
 
 
 # -------------------------------------------------------------------- text
@@ -240,6 +233,9 @@ class RuleFile(Strict):
     names: list[Stage] | None = None
     inbound: Inbound | None = None
     bindings: list[Binding] | None = None
+    repair: list[Repair] | None = Field(
+        None, description="Argument repair for local tools (aliases, coercion, shorthand)."
+    )
     text: TextRules | None = None
     filters: Filters | None = None
     suppress: list[Suppression] = Field(default_factory=list)

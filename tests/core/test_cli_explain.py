@@ -23,7 +23,7 @@ def test_explain_text_names_every_stage_and_the_deciding_rule() -> None:
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert out.startswith("read -> Read\n")
-    assert "=> 5. capitalize" in out
+    assert "=> 1. bindings" in out  # the default binding read <-> Read
     assert "default.yaml:" in out
     assert "Read_ide: maps back" in out
 

@@ -1,0 +1,163 @@
+"""A binding compiled once: wire -> local steps, local -> wire steps, and their provenance."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from bridge_rules.bindings.ops import Compiled, Fn, OpError, compile_op
+from bridge_rules.diagnostics import Diagnostic, error
+from bridge_rules.model_bindings import Binding, op_kind
+from bridge_rules.source import Span
+
+HistoryMode = Literal["auto", "declared", "none"]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One compiled operation with where it was written."""
+
+    kind: str
+    text: str
+    span: Span
+    run: Fn
+    exact: bool
+    reads: tuple[str, ...] = ()
+    writes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"op": self.kind, "text": self.text, **self.span.to_dict()}
+
+
+@dataclass(frozen=True)
+class Lossy:
+    """An input operation whose inverse cannot be derived, and why."""
+
+    step: Step
+    why: str
+
+
+def _apply(steps: tuple[Step, ...], arguments: Any) -> Any:
+    if not isinstance(arguments, dict) or not steps:
+        return arguments
+    work = dict(arguments)
+    for step in steps:
+        step.run(work)
+    return work
+
+
+def _trace(steps: tuple[Step, ...], arguments: Any) -> list[tuple[Step, Any]]:
+    if not isinstance(arguments, dict):
+        return []
+    work = dict(arguments)
+    out = []
+    for step in steps:
+        step.run(work)
+        out.append((step, dict(work)))
+    return out
+
+
+@dataclass(frozen=True)
+class Adapter:
+    """Everything the runtime needs for one binding; built by :func:`compile_binding`."""
+
+    binding: Binding
+    span: Span
+    steps: tuple[Step, ...]
+    history: tuple[Step, ...]
+    history_mode: HistoryMode
+    lossy: tuple[Lossy, ...]
+
+    @property
+    def local(self) -> str:
+        return self.binding.local
+
+    @property
+    def wire(self) -> str:
+        return self.binding.wire
+
+    @property
+    def invertible(self) -> bool:
+        """Whether local -> wire -> local gives the local arguments back (auto history only)."""
+        return self.history_mode == "auto" and not self.lossy
+
+    @property
+    def exact(self) -> bool:
+        """Invertible with nothing reordered, rounded or defaulted on the way."""
+        return self.invertible and all(s.exact for s in self.steps)
+
+    def to_local(self, arguments: Any) -> Any:
+        return _apply(self.steps, arguments)
+
+    def to_wire(self, arguments: Any) -> Any:
+        return _apply(self.history, arguments)
+
+    def trace_local(self, arguments: Any) -> list[tuple[Step, Any]]:
+        return _trace(self.steps, arguments)
+
+
+SpanOf = Callable[[tuple[str | int, ...]], Span]
+
+
+def _steps(
+    ops: Iterable[BaseModel], section: str, span_of: SpanOf, diags: list[Diagnostic]
+) -> list[tuple[Step, Compiled]]:
+    out = []
+    for index, op in enumerate(ops):
+        span = span_of((section, index))
+        try:
+            compiled = compile_op(op)
+        except OpError as exc:
+            diags.append(error(exc.code, str(exc), span))
+            continue
+        step = Step(
+            op_kind(op),
+            compiled.text,
+            span,
+            compiled.forward,
+            compiled.exact,
+            compiled.reads,
+            compiled.writes,
+        )
+        out.append((step, compiled))
+    return out
+
+
+def compile_binding(
+    binding: Binding, span: Span, span_of: SpanOf
+) -> tuple[Adapter, list[Diagnostic]]:
+    """Compile one binding; bad paths and expressions become diagnostics, never exceptions.
+
+    ``span_of(("input", 2))`` locates an operation inside the binding.
+    """
+    diags: list[Diagnostic] = []
+    forward = _steps(binding.input, "input", span_of, diags)
+    lossy: list[Lossy] = []
+    history: list[Step] = []
+    mode: HistoryMode
+    if binding.history == "none":
+        mode = "none"
+    elif binding.history == "auto":
+        mode = "auto"
+        for step, compiled in reversed(forward):
+            if compiled.inverse is None:
+                lossy.append(Lossy(step, compiled.why_not or "not invertible"))
+                continue
+            history.append(
+                Step(f"inverse {step.kind}", step.text, step.span, compiled.inverse, step.exact)
+            )
+    else:
+        mode = "declared"
+        history = [s for s, _ in _steps(binding.history, "history", span_of, diags)]
+    adapter = Adapter(
+        binding=binding,
+        span=span,
+        steps=tuple(s for s, _ in forward),
+        history=tuple(history),
+        history_mode=mode,
+        lossy=tuple(reversed(lossy)),
+    )
+    return adapter, diags

@@ -1,0 +1,323 @@
+"""The rule format of argument bindings and argument repair (strict pydantic, no I/O).
+
+An operation is written as a one-key mapping (``- rename: {file_path: path}``);
+the key selects the model, so a typo names the operation it missed. Paths are
+dotted field names (``a.b``); a path starting with ``$`` is JSONPath and is
+only used where a dotted path cannot say it.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    field_validator,
+    model_validator,
+)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, populate_by_name=True)
+
+
+# ------------------------------------------------------------- operations
+class Source(_Strict):
+    """One field merged into (or split out of) a list, with a prefix marking its items."""
+
+    field: str
+    prefix: str = ""
+
+
+SourceRef = str | Source
+
+
+def source_of(ref: SourceRef) -> Source:
+    return ref if isinstance(ref, Source) else Source(field=ref)
+
+
+class WrapSpec(_Strict):
+    into: str = Field(description="The array field the new object is appended to.")
+    fields: dict[str, str] = Field(description="Wire field -> key inside the wrapped object.")
+
+
+class UnwrapSpec(_Strict):
+    from_: str = Field(alias="from", description="The array field holding exactly one object.")
+    fields: dict[str, str] = Field(description="Key inside the object -> top-level field.")
+
+
+class MergeSpec(_Strict):
+    into: str
+    from_: list[SourceRef] = Field(alias="from", min_length=1)
+
+
+class SplitSpec(_Strict):
+    from_: str = Field(alias="from")
+    into: list[SourceRef] = Field(min_length=1)
+
+
+class CoalesceSpec(_Strict):
+    into: str
+    from_: list[str] = Field(alias="from", min_length=1)
+
+
+class JmesSpec(_Strict):
+    expr: str = Field(description="A JMESPath expression evaluated on the whole arguments.")
+    into: str | None = Field(
+        None,
+        description="The field that receives the result; omitted: the result replaces "
+        "the arguments (it must be an object).",
+    )
+
+
+Coercion = Literal["number", "integer", "boolean", "array", "string"]
+
+
+class RenameOp(_Strict):
+    """Move fields (``from: to``); top-level renames keep key order, the later key wins."""
+
+    rename: dict[str, str]
+
+
+class WrapOp(_Strict):
+    """Top-level fields -> one object appended to an array (Claude Edit -> pi edits[])."""
+
+    wrap: WrapSpec
+
+
+class UnwrapOp(_Strict):
+    """An array of exactly one object -> top-level fields (the inverse of wrap)."""
+
+    unwrap: UnwrapSpec
+
+
+class MergeOp(_Strict):
+    """Several list (or scalar) fields -> one list, each source's items with its prefix."""
+
+    merge: MergeSpec
+
+
+class SplitOp(_Strict):
+    """One list -> several fields by item prefix (the inverse of merge)."""
+
+    split: SplitSpec
+
+
+class PreferOp(_Strict):
+    """``winner: loser``: when the winner is present and not empty, the loser is dropped."""
+
+    prefer: dict[str, str]
+
+
+class CoalesceOp(_Strict):
+    """The first source that is present and not null wins (JavaScript ``??``); the rest go."""
+
+    coalesce: CoalesceSpec
+
+
+class CoerceOp(_Strict):
+    """String values -> number / integer / boolean; a JSON string -> array; unparsable: kept."""
+
+    coerce: dict[str, Coercion]
+
+
+class ScaleOp(_Strict):
+    """Multiply numbers by a factor, wire -> local (ms -> s is ``0.001``)."""
+
+    scale: dict[str, float]
+
+    @field_validator("scale")
+    @classmethod
+    def _nonzero(cls, value: dict[str, float]) -> dict[str, float]:
+        for name, factor in value.items():
+            if factor == 0:
+                raise ValueError(f"scale factor of '{name}' is 0; the inverse would divide by 0")
+        return value
+
+
+class DefaultOp(_Strict):
+    """Set fields that are absent."""
+
+    default: dict[str, Any]
+
+
+class DropOp(_Strict):
+    """Remove fields (a list), or remove them only when equal to a value (a mapping)."""
+
+    drop: list[str] | dict[str, Any]
+
+
+class KeepOp(_Strict):
+    """Keep only these fields; every other key is removed (claude-agent-sdk-pi's rebuild)."""
+
+    keep: list[str]
+
+
+class JmesOp(_Strict):
+    """A JMESPath expression for what the other operations cannot say (not invertible)."""
+
+    jmespath: JmesSpec
+
+
+OP_MODELS: dict[str, type[BaseModel]] = {
+    "rename": RenameOp,
+    "wrap": WrapOp,
+    "unwrap": UnwrapOp,
+    "merge": MergeOp,
+    "split": SplitOp,
+    "prefer": PreferOp,
+    "coalesce": CoalesceOp,
+    "coerce": CoerceOp,
+    "scale": ScaleOp,
+    "default": DefaultOp,
+    "drop": DropOp,
+    "keep": KeepOp,
+    "jmespath": JmesOp,
+}
+
+
+def _op_tag(value: Any) -> str | None:
+    if isinstance(value, dict):
+        return next(iter(value), None) if len(value) == 1 else None
+    if isinstance(value, BaseModel):
+        return next(iter(type(value).model_fields))
+    return None
+
+
+Operation = Annotated[
+    Annotated[RenameOp, Tag("rename")]
+    | Annotated[WrapOp, Tag("wrap")]
+    | Annotated[UnwrapOp, Tag("unwrap")]
+    | Annotated[MergeOp, Tag("merge")]
+    | Annotated[SplitOp, Tag("split")]
+    | Annotated[PreferOp, Tag("prefer")]
+    | Annotated[CoalesceOp, Tag("coalesce")]
+    | Annotated[CoerceOp, Tag("coerce")]
+    | Annotated[ScaleOp, Tag("scale")]
+    | Annotated[DefaultOp, Tag("default")]
+    | Annotated[DropOp, Tag("drop")]
+    | Annotated[KeepOp, Tag("keep")]
+    | Annotated[JmesOp, Tag("jmespath")],
+    Discriminator(_op_tag),
+]
+
+
+def op_kind(op: BaseModel) -> str:
+    return next(iter(type(op).model_fields))
+
+
+def _check_op_shapes(value: Any) -> Any:
+    """Say which operation was meant before the union reports a bare tag error."""
+    if not isinstance(value, list):
+        return value
+    for index, item in enumerate(value):
+        if not isinstance(item, dict):
+            continue
+        if len(item) != 1:
+            keys = ", ".join(map(str, item)) or "none"
+            raise ValueError(
+                f"operation [{index}] must be a mapping with exactly one key naming the "
+                f"operation (got: {keys})"
+            )
+        key = str(next(iter(item)))
+        if key not in OP_MODELS:
+            match = difflib.get_close_matches(key, list(OP_MODELS), n=1, cutoff=0.6)
+            hint = f"; did you mean '{match[0]}'?" if match else ""
+            raise ValueError(
+                f"unknown operation '{key}' at [{index}] (known: {', '.join(OP_MODELS)}){hint}"
+            )
+    return value
+
+
+# ---------------------------------------------------------------- binding
+class Binding(_Strict):
+    """A local tool bound to a wire tool. Arguments are translated by `input` operations."""
+
+    local: str
+    wire: str
+    schema_: Literal["passthrough", "canonical", "hybrid"] = Field(
+        "passthrough",
+        alias="schema",
+        description="What the model sees: the local schema under the wire name (`passthrough`), "
+        "the pinned wire schema (`canonical`), or the pinned wire fields plus `extras` (`hybrid`).",
+    )
+    extras: list[str] = Field(
+        default_factory=list, description="Local fields a hybrid schema adds to the wire fields."
+    )
+    required: list[str] | None = Field(
+        None, description="Overrides the wire schema's `required` list (hybrid alternatives)."
+    )
+    input: list[Operation] = Field(
+        default_factory=list, description="Wire -> local operations, applied in order."
+    )
+    history: list[Operation] | Literal["auto", "none"] = Field(
+        "auto",
+        description="Local -> wire for history replay: `auto` derives the inverse of `input`, a "
+        "list declares it, `none` replays local arguments unchanged.",
+    )
+    description: str | None = None
+
+    @field_validator("input", "history", mode="before")
+    @classmethod
+    def _shapes(cls, value: Any) -> Any:
+        return _check_op_shapes(value)
+
+
+# ----------------------------------------------------------------- repair
+class StripPipeline(_Strict):
+    """Strip trailing extractor commands (``| head -5``) from a shell command (pi-tool-guard)."""
+
+    field: str = "command"
+    extractors: list[str] = Field(min_length=1)
+    record: dict[Literal["original", "removed", "pipeline"], str] = Field(
+        default_factory=dict,
+        description="Keys that receive the original command, `true`, and the removed pipeline.",
+    )
+
+
+class EditShorthand(_Strict):
+    """``{oldText, newText}`` at the top level -> ``edits: [{oldText, newText}]``."""
+
+    into: str = "edits"
+    fields: list[str] = Field(default_factory=lambda: ["oldText", "newText"], min_length=1)
+
+
+class Repair(_Strict):
+    """Argument repair for local tools, applied after bindings, in this field order."""
+
+    tool: str | list[str]
+    aliases: dict[str, list[str]] = Field(
+        default_factory=dict, description="Canonical key -> aliases (exact, case-sensitive)."
+    )
+    shorthand: EditShorthand | None = None
+    json_arrays: list[str] = Field(
+        default_factory=list, description="String fields parsed as JSON, used only if an array."
+    )
+    aliases_in: list[str] = Field(
+        default_factory=list, description="Array fields whose object items get the same aliases."
+    )
+    numbers: list[str] = Field(
+        default_factory=list, description="String fields coerced with JavaScript parseFloat."
+    )
+    strip_pipeline: StripPipeline | None = None
+    description: str | None = None
+
+    def tools(self) -> list[str]:
+        return [self.tool] if isinstance(self.tool, str) else list(self.tool)
+
+    @model_validator(mode="after")
+    def _aliases_unique(self) -> Repair:
+        seen: dict[str, str] = {}
+        for canonical, names in self.aliases.items():
+            for name in names:
+                if name in seen and seen[name] != canonical:
+                    raise ValueError(
+                        f"alias '{name}' is listed for both '{seen[name]}' and '{canonical}'"
+                    )
+                seen[name] = canonical
+        return self

@@ -1,0 +1,76 @@
+"""Trailing extractor commands (``| head -5``) found with a real shell parser (bashlex).
+
+Reproduces pi-tool-guard 0.2.1's ``pipeline.ts``: only the first statement is
+inspected; inside an ``&&``/``||`` chain the last element must be a pipeline of
+at least two commands; extractors are collected backwards while each is a
+simple command named in the set; the first command is never removed. The
+cleaned command is the source up to the end of the last kept command, so text
+after the first statement is dropped (pi-tool-guard's documented flaw).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Any
+
+_STATEMENT_SEPARATORS = {";", "&", "\n"}
+
+
+@dataclass(frozen=True)
+class Stripped:
+    cleaned: str
+    removed: str
+    """The removed commands' source joined with ``" | "``."""
+
+
+def _first_statement_tail(node: Any) -> Any:
+    """The last and/or element of the first statement, or None."""
+    if node.kind != "list":
+        return node
+    element = None
+    for part in node.parts:
+        if part.kind == "operator":
+            if part.op in _STATEMENT_SEPARATORS:
+                break
+            continue
+        element = part
+    return element
+
+
+def _command_name(command: Any) -> str | None:
+    for part in command.parts:
+        if part.kind == "word":
+            return str(part.word)
+        if part.kind not in ("assignment", "redirect"):
+            return None
+    return None
+
+
+def strip_extractors(command: str, extractors: Collection[str]) -> Stripped | None:
+    """The command without its trailing extractors, or None when nothing is stripped."""
+    try:
+        import bashlex
+
+        trees = bashlex.parse(command)
+    except Exception:  # bashlex raises its own errors and plain ones on odd input
+        return None
+    if not trees:
+        return None
+    tail = _first_statement_tail(trees[0])
+    if tail is None or tail.kind != "pipeline":
+        return None
+    commands = [p for p in tail.parts if p.kind != "pipe"]
+    if len(commands) < 2:
+        return None
+    keep = len(commands)
+    while keep > 1:
+        cmd = commands[keep - 1]
+        if cmd.kind != "command" or _command_name(cmd) not in extractors:
+            break
+        keep -= 1
+    if keep == len(commands):
+        return None
+    cleaned = command[: commands[keep - 1].pos[1]].strip()
+    removed = " | ".join(command[c.pos[0] : c.pos[1]] for c in commands[keep:])
+    return Stripped(cleaned, removed)

@@ -1,0 +1,165 @@
+"""``repair:`` entries compiled into steps per local tool (the same Step type bindings use,
+so ``explain --args`` shows repairs beside binding operations)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from bridge_rules.bindings.adapter import Step
+from bridge_rules.bindings.ops import Fn
+from bridge_rules.model_bindings import EditShorthand, Repair, StripPipeline
+from bridge_rules.repair.jsnum import parse_float
+from bridge_rules.repair.pipeline import strip_extractors
+from bridge_rules.source import Span
+
+SpanOf = Callable[[tuple[str | int, ...]], Span]
+
+
+def _alias_fn(aliases: dict[str, list[str]]) -> Callable[[dict[str, Any]], None]:
+    """pi-tool-guard's ``renameAliasKeys``: an alias overwrites the canonical key, last wins."""
+    target = {alias: canonical for canonical, names in aliases.items() for alias in names}
+    canonical = frozenset(aliases)
+
+    def run(obj: dict[str, Any]) -> None:
+        for key in list(obj):
+            if key in canonical or key not in target:
+                continue
+            obj[target[key]] = obj.pop(key)
+
+    return run
+
+
+def _shorthand_fn(spec: EditShorthand) -> Fn:
+    def run(work: dict[str, Any]) -> None:
+        if isinstance(work.get(spec.into), list):
+            return
+        if not all(isinstance(work.get(f), str) for f in spec.fields):
+            return
+        work[spec.into] = [{f: work.pop(f) for f in spec.fields}]
+
+    return run
+
+
+def _json_arrays_fn(fields: list[str]) -> Fn:
+    def run(work: dict[str, Any]) -> None:
+        for name in fields:
+            value = work.get(name)
+            if not isinstance(value, str):
+                continue
+            try:
+                parsed = json.loads(value)
+            except ValueError:
+                continue
+            if isinstance(parsed, list):
+                work[name] = parsed
+
+    return run
+
+
+def _aliases_in_fn(fields: list[str], rename: Callable[[dict[str, Any]], None]) -> Fn:
+    def run(work: dict[str, Any]) -> None:
+        for name in fields:
+            value = work.get(name)
+            if not isinstance(value, list):
+                continue
+            items = []
+            for item in value:
+                if isinstance(item, dict):
+                    copied = dict(item)
+                    rename(copied)
+                    items.append(copied)
+                else:
+                    items.append(item)
+            work[name] = items
+
+    return run
+
+
+def _numbers_fn(fields: list[str]) -> Fn:
+    def run(work: dict[str, Any]) -> None:
+        for name in fields:
+            value = work.get(name)
+            if isinstance(value, str):
+                number = parse_float(value)
+                if number is not None:
+                    work[name] = number
+
+    return run
+
+
+def _strip_fn(spec: StripPipeline) -> Fn:
+    extractors = frozenset(spec.extractors)
+
+    def run(work: dict[str, Any]) -> None:
+        command = work.get(spec.field)
+        if not isinstance(command, str):
+            return
+        result = strip_extractors(command, extractors)
+        if result is None:
+            return
+        work[spec.field] = result.cleaned
+        if "original" in spec.record:
+            work[spec.record["original"]] = command
+        if "removed" in spec.record:
+            work[spec.record["removed"]] = True
+        if "pipeline" in spec.record:
+            work[spec.record["pipeline"]] = result.removed
+
+    return run
+
+
+def _steps(entry: Repair, span_of: SpanOf) -> list[Step]:
+    steps: list[Step] = []
+
+    def add(key: str, text: str, fn: Fn) -> None:
+        steps.append(Step(f"repair {key}", text, span_of((key,)), fn, True))
+
+    rename = _alias_fn(entry.aliases)
+    if entry.aliases:
+        shown = ", ".join(f"{k} <- {'|'.join(v)}" for k, v in entry.aliases.items())
+        add("aliases", shown, rename)
+    if entry.shorthand is not None:
+        sh = entry.shorthand
+        add("shorthand", f"{', '.join(sh.fields)} -> {sh.into}[]", _shorthand_fn(sh))
+    if entry.json_arrays:
+        add("json_arrays", ", ".join(entry.json_arrays), _json_arrays_fn(entry.json_arrays))
+    if entry.aliases_in:
+        add("aliases_in", ", ".join(entry.aliases_in), _aliases_in_fn(entry.aliases_in, rename))
+    if entry.numbers:
+        add("numbers", "parseFloat " + ", ".join(entry.numbers), _numbers_fn(entry.numbers))
+    if entry.strip_pipeline is not None:
+        sp = entry.strip_pipeline
+        text = f"{sp.field}: strip trailing {'|'.join(sp.extractors)}"
+        add("strip_pipeline", text, _strip_fn(sp))
+    return steps
+
+
+@dataclass
+class RepairSet:
+    """Repair steps by local tool name; later files' entries for a tool replace earlier ones."""
+
+    steps: dict[str, tuple[Step, ...]] = field(default_factory=dict)
+
+    def repair(self, local: str, arguments: Any) -> Any:
+        steps = self.steps.get(local)
+        if not steps or not isinstance(arguments, dict):
+            return arguments
+        work = dict(arguments)
+        for step in steps:
+            step.run(work)
+        return work
+
+    def has(self, local: str) -> bool:
+        return local in self.steps
+
+
+def compile_repairs(entries: list[tuple[Repair, SpanOf]]) -> RepairSet:
+    out = RepairSet()
+    for entry, span_of in entries:
+        steps = tuple(_steps(entry, span_of))
+        for tool in entry.tools():
+            out.steps[tool] = steps
+    return out
