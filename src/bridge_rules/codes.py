@@ -40,8 +40,8 @@ _add(
         "file not found",
         "A rule file or directory named on the command line or in "
         "`extends` does not exist or cannot be read.",
-        bad="extends: ./missing.yaml\n",
-        good="extends: default\n",
+        bad=_HEAD + "extends: ./missing.yaml\n",
+        good=_HEAD + "extends: default\n",
     ),
     CodeDoc(
         "BR002",
@@ -111,8 +111,8 @@ _add(
         "BR101",
         "missing key",
         "A required key is absent.",
-        bad=_HEAD + "names:\n  - kind: prefix\n",
-        good=_HEAD + "names:\n  - kind: prefix\n    value: mcp__pi__\n",
+        bad=_HEAD + "bindings:\n  - local: web_search\n",
+        good=_HEAD + "bindings:\n  - local: web_search\n    wire: WebSearch\n",
     ),
     CodeDoc(
         "BR102",
@@ -218,5 +218,169 @@ _add(
         "is the line and column where parsing stopped. Nothing is written to stdout.",
         bad='{"model": "claude-sonnet-4-5", "messages": [],}\n',
         good='{"model": "claude-sonnet-4-5", "messages": []}\n',
+    ),
+)
+
+
+# ------------------------------------------------------------------ lint (BR3xx)
+_PIN = _HEAD + "pin: claude-code@2.1.330\n"
+_LONG = "fetch_" + "x" * 52
+_PREFIXED = "names:\n  - kind: prefix\n    value: mcp__pi__\n"
+
+_add(
+    CodeDoc(
+        "BR301",
+        "not a tool of the pin",
+        "A canonical name, an alias or capitalize target that is not an `mcp__` name, or a "
+        "binding's `wire` is not a tool of the pinned Claude Code version. The hint names the "
+        "pinned versions that have it and the tool it is an alias of (drift, not a typo).",
+        bad=_PIN + "names:\n  - kind: canonical\n    names: [TaskOutput, KillShell]\n",
+        good=_PIN + "names:\n  - kind: canonical\n    names: [Read, TaskStop]\n",
+    ),
+    CodeDoc(
+        "BR302",
+        "renamed onto a pass-through name",
+        "A renaming entry produces a wire name that the rules also list as passing through "
+        "unchanged, so a local tool of that name and the renamed one would both be sent "
+        "under it (`tools: Tool names must be unique`).",
+        bad=_PIN + "names:\n  - {kind: canonical, names: [Read]}\n"
+        "  - {kind: capitalize, map: {read: Read}}\n",
+        good=_PIN + "names:\n  - {kind: canonical, names: [Write]}\n"
+        "  - {kind: capitalize, map: {read: Read}}\n",
+        severity="warning",
+    ),
+    CodeDoc(
+        "BR303",
+        "shadowed entry",
+        "A table entry never applies because an earlier stage already decides every spelling "
+        "it accepts. Reported at the loser, with the winning rule's location.",
+        bad=_PIN + "names:\n  - {kind: aliases, id: first, map: {find: Glob}}\n"
+        "  - {kind: aliases, id: second, map: {find: Grep}}\n",
+        good=_PIN + "names:\n  - {kind: aliases, id: first, map: {find: Glob}}\n"
+        "  - {kind: aliases, id: second, map: {search: Grep}}\n",
+        severity="warning",
+    ),
+    CodeDoc(
+        "BR304",
+        "unreachable stage",
+        "A stage after a catch-all `prefix` stage never sees a name: the prefix stage matches "
+        "everything. Move the stage before it.",
+        bad=_PIN + "names:\n  - {kind: prefix, value: mcp__pi__}\n"
+        "  - {kind: capitalize, map: {read: Read}}\n",
+        good=_PIN + "names:\n  - {kind: capitalize, map: {read: Read}}\n"
+        "  - {kind: prefix, value: mcp__pi__}\n",
+        severity="warning",
+    ),
+    CodeDoc(
+        "BR305",
+        "invalid wire name",
+        "A wire name (written, or produced by a prefix stage for a known local tool) does not "
+        "match `^[a-zA-Z0-9_-]{1,64}$`, so the Messages API rejects the request.",
+        bad=_PIN + "names:\n  - kind: aliases\n    map: {search: 'mcp__web__search now'}\n",
+        good=_PIN + "names:\n  - kind: aliases\n    map: {search: mcp__web__search_now}\n",
+    ),
+    CodeDoc(
+        "BR306",
+        "malformed MCP name",
+        "A name or prefix starting with `mcp__` is not `mcp__<server>__<tool>` with a non-empty "
+        "server segment free of `__`; Claude Code splits MCP names at the first `__` after "
+        "`mcp__`, so the server and tool would be read wrongly.",
+        bad=_PIN + "names:\n  - kind: prefix\n    value: mcp__my__pi__\n",
+        good=_PIN + "names:\n  - kind: prefix\n    value: mcp__my_pi__\n",
+    ),
+    CodeDoc(
+        "BR307",
+        "too long once prefixed",
+        "A known local tool fits the 64-character limit alone but not once a prefix stage puts "
+        "its prefix in front (the budget is 64 minus the prefix length). Alias it to a "
+        "shorter wire name.",
+        bad=_PIN + f"local_tools: [{_LONG}]\n" + _PREFIXED,
+        good=_PIN + f"local_tools: [{_LONG[:50]}]\n" + _PREFIXED,
+    ),
+    CodeDoc(
+        "BR308",
+        "unused suppression",
+        "A `suppress:` entry matches no finding in its file: the problem was fixed, or the "
+        "code or `match` text is wrong. Stale suppressions would hide a later regression.",
+        bad=_PIN + "names:\n  - {kind: aliases, map: {find: Glob}}\n"
+        "suppress:\n  - {code: BR203, reason: find and ls both become Glob}\n",
+        good=_PIN + "names:\n  - {kind: aliases, map: {find: Glob, ls: Glob}}\n"
+        "suppress:\n  - {code: BR203, reason: find and ls both become Glob}\n",
+        severity="warning",
+    ),
+)
+
+# ------------------------------------------------ BR4xx: bindings and repair
+_BIND = _PIN + "local_pin: pi@0.73.1\nbindings:\n  - local: read\n    wire: Read\n"
+
+_add(
+    CodeDoc(
+        "BR401",
+        "invalid field path",
+        "A path in a binding operation does not parse: an empty segment in a dotted path, a "
+        "JSONPath (`$...`) that jsonpath-ng rejects, or a JSONPath that does not end in one "
+        "field name (operations act on that field of every match).",
+        bad=_BIND + "    input:\n      - rename: {'$.edits[': path}\n",
+        good=_BIND + "    input:\n      - rename: {file_path: path}\n",
+    ),
+    CodeDoc(
+        "BR402",
+        "invalid JMESPath expression",
+        "The `expr` of a `jmespath` operation does not compile. It is compiled once when the "
+        "rules load, so a typo is found here and never at request time.",
+        bad=_BIND + "    input:\n      - jmespath: {expr: 'file_path[', into: path}\n",
+        good=_BIND + "    input:\n      - jmespath: {expr: file_path, into: path}\n",
+    ),
+    CodeDoc(
+        "BR403",
+        "bound wire tool missing from the pin",
+        "A `canonical` or `hybrid` binding shows the model the pinned schema of its wire tool, "
+        "but the pinned Claude Code version has no such tool (e.g. `TaskOutput`, removed by "
+        "2.1.300). Bind to a tool the pin has, or drop the binding so the local tool keeps "
+        "its own schema under its default wire name.",
+        bad=_PIN + "bindings:\n  - {local: get_subagent_result, wire: TaskOutput, "
+        "schema: canonical}\n",
+        good=_PIN + "bindings:\n  - {local: get_subagent_result, wire: TaskGet, "
+        "schema: canonical}\n",
+    ),
+    CodeDoc(
+        "BR404",
+        "field not in the wire schema",
+        "An operation reads a field that the pinned wire schema (plus the binding's extras) "
+        "does not have, so the model will never send it.",
+        bad=_BIND + "    schema: canonical\n    input:\n      - rename: {filepath: path}\n",
+        good=_BIND + "    schema: canonical\n    input:\n      - rename: {file_path: path}\n",
+        severity="warning",
+    ),
+    CodeDoc(
+        "BR405",
+        "field not in the local schema",
+        "An operation writes a field (or a hybrid binding names an extra) that the local "
+        "tool's pinned schema does not have, so the local tool would not understand it.",
+        bad=_BIND + "    schema: canonical\n    input:\n      - rename: {file_path: file}\n",
+        good=_BIND + "    schema: canonical\n    input:\n      - rename: {file_path: path}\n",
+        severity="warning",
+    ),
+    CodeDoc(
+        "BR406",
+        "lossy history",
+        "`history: auto` derives local -> wire from the inverse of each input operation, but "
+        "one of them (prefer, coalesce, keep, jmespath, an ambiguous merge) has none. Declare "
+        "the local -> wire operations under `history:`.",
+        bad=_BIND + "    schema: canonical\n    input:\n      - coalesce: {into: path, "
+        "from: [file_path, path]}\n",
+        good=_BIND + "    schema: canonical\n    input:\n      - coalesce: {into: path, "
+        "from: [file_path, path]}\n    history:\n      - rename: {path: file_path}\n",
+        severity="warning",
+    ),
+    CodeDoc(
+        "BR407",
+        "missing history",
+        "`history: none` replays local arguments unchanged under the wire name although the "
+        "binding reshapes arguments, so replayed calls do not match the schema the model sees.",
+        bad=_BIND + "    schema: canonical\n    input:\n      - rename: {file_path: path}\n"
+        "    history: none\n",
+        good=_BIND + "    schema: canonical\n    input:\n      - rename: {file_path: path}\n",
+        severity="warning",
     ),
 )
