@@ -110,52 +110,65 @@ class _Rewriter:
             out.append(new_tool)
         return out if changed else None
 
-    def block(self, block: Any) -> Any:
-        if not isinstance(block, dict):
+    def tool_use(self, block: dict[str, Any]) -> dict[str, Any]:
+        name = block.get("name")
+        if not isinstance(name, str) or name in self.typed:
             return block
-        kind = block.get("type")
-        if kind == "tool_use":
-            name = block.get("name")
-            if not isinstance(name, str) or name in self.typed:
+        if "input" not in block:
+            wire = self.wire(name)
+            return block if wire == name else {**block, "name": wire}
+        args = block["input"]
+        call = self.engine.outbound_call(name, args)
+        wire = call.name
+        if wire == name:
+            if call.arguments is args:
                 return block
-            if "input" not in block:
-                wire = self.wire(name)
-                return block if wire == name else {**block, "name": wire}
-            args = block["input"]
-            call = self.engine.outbound_call(name, args)
-            if call.name != name:
-                self.renames.setdefault(name, call.name)
-            if call.name == name and call.arguments is args:
-                return block
-            return {**block, "name": call.name, "input": call.arguments}
-        if kind == "tool_result":
-            name = block.get("name")
-            if isinstance(name, str):
-                wire = self.wire(name)
-                if wire != name:
-                    return {**block, "name": wire}
+        elif name not in self.renames:
+            self.renames[name] = wire
+        new = block.copy()
+        new["name"] = wire
+        new["input"] = call.arguments
+        return new
+
+    def tool_result(self, block: dict[str, Any]) -> dict[str, Any]:
+        name = block.get("name")
+        if isinstance(name, str):
+            wire = self.wire(name)
+            if wire != name:
+                return {**block, "name": wire}
         return block
 
     def messages(self, messages: list[Any]) -> list[Any] | None:
+        """The hot loop of a long history: inlined type checks, copies only on change."""
         out: list[Any] | None = None
-        block_fn = self.block
+        tool_use, tool_result = self.tool_use, self.tool_result
         for i, message in enumerate(messages):
-            if not isinstance(message, dict):
+            if type(message) is not dict:
                 continue
             content = message.get("content")
-            if not isinstance(content, list):
+            if type(content) is not list:
                 continue
             new_content: list[Any] | None = None
             for j, block in enumerate(content):
-                new_block = block_fn(block)
+                if type(block) is not dict:
+                    continue
+                kind = block.get("type")
+                if kind == "tool_use":
+                    new_block = tool_use(block)
+                elif kind == "tool_result" and "name" in block:
+                    new_block = tool_result(block)
+                else:
+                    continue
                 if new_block is not block:
                     if new_content is None:
-                        new_content = list(content)
+                        new_content = content.copy()
                     new_content[j] = new_block
             if new_content is not None:
                 if out is None:
-                    out = list(messages)
-                out[i] = {**message, "content": new_content}
+                    out = messages.copy()
+                new_message = message.copy()
+                new_message["content"] = new_content
+                out[i] = new_message
         return out
 
     def tool_choice(self, choice: Any) -> tuple[bool, Any]:

@@ -1,0 +1,254 @@
+"""``python -m bridge_rules.bench``: the rewriters measured against an orjson floor, in one run.
+
+Payloads are deterministic and shaped like pi's real requests (its system
+prompt and tools from a capture, then a long history of text, ``tool_use`` and
+``tool_result`` turns). Every figure is a ratio to a floor measured in the same
+process, so the numbers compare across machines; nothing here asserts timings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+from bridge_rules.engine import Engine, load
+
+_WORDS = [
+    "the",
+    "file",
+    "line",
+    "read",
+    "tool",
+    "call",
+    "result",
+    "path",
+    "error",
+    "value",
+    "config",
+    "test",
+    "module",
+]
+_CALLS: list[tuple[str, Callable[[random.Random], dict[str, Any]]]] = [
+    ("read", lambda r: {"path": f"src/m{r.randrange(999)}.py", "offset": 1, "limit": 200}),
+    (
+        "bash",
+        lambda r: {"command": f"grep -rn {r.choice(_WORDS)} src | head -{r.randrange(9, 99)}"},
+    ),
+    ("ls", lambda r: {"path": "."}),
+    ("grep", lambda r: {"pattern": r.choice(_WORDS), "path": "src"}),
+    ("edit", lambda r: {"path": "a.py", "edits": [{"oldText": "x = 1", "newText": "x = 2"}]}),
+    ("find", lambda r: {"pattern": "**/*.py"}),
+]
+_TOOLS = ["read", "bash", "edit", "write", "grep", "find", "ls"]
+
+
+def _text(rng: random.Random, words: int) -> str:
+    return " ".join(rng.choice(_WORDS) for _ in range(words))
+
+
+def pi_payload(size: int, seed: int = 5) -> bytes:
+    """A request of about ``size`` bytes: pi's tools, then turns until the size is reached."""
+    rng = random.Random(seed)
+    schema = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
+    payload: dict[str, Any] = {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 32000,
+        "stream": True,
+        "system": [{"type": "text", "text": "You are an expert coding assistant. " * 60}],
+        "tools": [
+            {"name": n, "description": _text(rng, 40), "input_schema": schema} for n in _TOOLS
+        ],
+        "messages": [{"role": "user", "content": [{"type": "text", "text": _text(rng, 12)}]}],
+    }
+    messages = payload["messages"]
+    total, turn = len(orjson.dumps(payload)), 0
+    while total < size:
+        picks = [rng.choice(_CALLS) for _ in range(rng.randrange(1, 4))]
+        uses = [
+            {"type": "tool_use", "id": f"toolu_{turn:06d}{i}", "name": n, "input": make(rng)}
+            for i, (n, make) in enumerate(picks)
+        ]
+        results = [
+            {
+                "type": "tool_result",
+                "tool_use_id": u["id"],
+                "content": _text(rng, rng.randrange(20, 200)),
+                "is_error": False,
+            }
+            for u in uses
+        ]
+        assistant = {
+            "role": "assistant",
+            "content": [{"type": "text", "text": _text(rng, 15)}, *uses],
+        }
+        user = {"role": "user", "content": results}
+        messages += [assistant, user]
+        total += len(orjson.dumps(assistant)) + len(orjson.dumps(user)) + 2
+        turn += 1
+    return orjson.dumps(payload)
+
+
+def _best(fn: Callable[[], object], repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def bench_outbound(engine: Engine, raw: bytes, repeat: int) -> tuple[float, float, float]:
+    env: dict[str, str] = {}
+
+    def floor() -> bytes:
+        return orjson.dumps(orjson.loads(raw))
+
+    def full() -> bytes:
+        return orjson.dumps(engine.outbound(orjson.loads(raw), env=env).payload)
+
+    obj = orjson.loads(raw)
+    uses = [
+        (b["name"], b["input"])
+        for m in obj["messages"]
+        for b in m["content"]
+        if b.get("type") == "tool_use"
+    ]
+
+    def seam() -> None:
+        for name, args in uses:
+            engine.outbound_call(name, args)
+
+    floor_t = full_t = seam_t = float("inf")
+    for _ in range(repeat):  # interleaved, so drift affects both alike
+        floor_t = min(floor_t, _best(floor, 1))
+        full_t = min(full_t, _best(full, 1))
+        seam_t = min(seam_t, _best(seam, 1))
+    return floor_t, full_t, seam_t
+
+
+def _sse(events: int) -> tuple[bytes, int]:
+    rng = random.Random(7)
+    out, count, index = [], 0, 0
+    while count < events:
+        out.append(
+            b'event: content_block_start\ndata: {"type":"content_block_start","index":%d,'
+            b'"content_block":{"type":"text","text":""}}\n\n' % index
+        )
+        for _ in range(20):
+            delta = {
+                "type": "content_block_delta",
+                "index": index,
+                "delta": {"type": "text_delta", "text": _text(rng, 4)},
+            }
+            out.append(b"event: content_block_delta\ndata: " + orjson.dumps(delta) + b"\n\n")
+        out.append(
+            b'event: content_block_stop\ndata: {"type":"content_block_stop","index":%d}\n\n' % index
+        )
+        index += 1
+        name = rng.choice(["Read_ide", "mcp__pi__ls", "Bash"])
+        block = {"type": "tool_use", "id": f"toolu_{index}", "name": name, "input": {}}
+        out.append(
+            b"event: content_block_start\ndata: "
+            + orjson.dumps({"type": "content_block_start", "index": index, "content_block": block})
+            + b"\n\n"
+        )
+        for part in ('{"path": "src/', 'a.py"}'):
+            delta = {
+                "type": "content_block_delta",
+                "index": index,
+                "delta": {"type": "input_json_delta", "partial_json": part},
+            }
+            out.append(b"event: content_block_delta\ndata: " + orjson.dumps(delta) + b"\n\n")
+        out.append(
+            b'event: content_block_stop\ndata: {"type":"content_block_stop","index":%d}\n\n' % index
+        )
+        index += 1
+        count += 26
+    return b"".join(out), count
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bridge_rules.bench", description=__doc__)
+    parser.add_argument("--rules", action="append", help="rules to load (default: packaged)")
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    args = parser.parse_args(argv)
+    engine = load(args.rules)
+    scale = 4 if args.quick else 1
+    sizes = [
+        ("30 KB", 30_000, 400 // scale, 2.5),
+        ("1 MB", 1_000_000, 40 // scale, 1.3),
+        ("10 MB", 10_000_000, 8 // scale, 1.3),
+    ]
+    write = sys.stdout.write
+    write("outbound request: parse + transform + serialise vs orjson loads+dumps (best of N)\n")
+    write(
+        f"  {'size':>6} {'bytes':>10} {'floor':>10} {'outbound':>10} {'ratio':>6} target"
+        "         (of which the calls seam, history tool_use -> outbound_call)\n"
+    )
+    for label, size, repeat, target in sizes:
+        raw = pi_payload(size)
+        floor_t, full_t, seam_t = bench_outbound(engine, raw, max(repeat, 2))
+        ratio = full_t / floor_t
+        verdict = "ok" if ratio <= target else "MISSED"
+        write(
+            f"  {label:>6} {len(raw):>10} {floor_t * 1e3:>8.2f}ms {full_t * 1e3:>8.2f}ms "
+            f"{ratio:>5.2f}x <= {target}x {verdict:<6} ({seam_t * 1e3:.2f}ms = "
+            f"{seam_t / floor_t:.2f}x the floor)\n"
+        )
+
+    message = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "stop_reason": "tool_use",
+        "content": [{"type": "text", "text": "ok"}]
+        + [
+            {"type": "tool_use", "id": f"toolu_{i}", "name": n, "input": {"path": "a.py"}}
+            for i, n in enumerate(["Read_ide", "mcp__pi__ls", "Bash", "Grep"] * 4)
+        ],
+    }
+    raw_msg = orjson.dumps(message)
+    registered = list(_TOOLS)
+    loops = 2000 // scale
+    floor_t = _best(lambda: [orjson.dumps(orjson.loads(raw_msg)) for _ in range(loops)], 5) / loops
+    full_t = (
+        _best(
+            lambda: [
+                orjson.dumps(engine.inbound(orjson.loads(raw_msg), registered))
+                for _ in range(loops)
+            ],
+            5,
+        )
+        / loops
+    )
+    calls = len(message["content"]) - 1
+    write(
+        f"inbound response ({calls} tool calls): floor {floor_t * 1e6:.1f}us, with rewrite "
+        f"{full_t * 1e6:.1f}us ({full_t / floor_t:.2f}x), "
+        f"{(full_t - floor_t) / calls * 1e6:.2f}us per call\n"
+    )
+
+    stream, events = _sse(2600 // scale)
+    chunks = [stream[i : i + 1400] for i in range(0, len(stream), 1400)]
+    parse_t = _best(
+        lambda: [
+            orjson.loads(line[6:]) for line in stream.split(b"\n") if line.startswith(b"data: ")
+        ],
+        5,
+    )
+    sse_t = _best(lambda: b"".join(engine.inbound_stream(chunks, registered)), 5)
+    write(
+        f"sse stream ({events} events, 1400-byte chunks): {sse_t / events * 1e6:.2f}us per event "
+        f"({sse_t / parse_t:.2f}x parsing every event's data with orjson)\n"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
