@@ -128,7 +128,7 @@ def _apply_suppressions(
             dropped.append(diag)
     for index, (sup, span) in enumerate(suppressions):
         if report_unused and index not in used:
-            what = f"{sup.code} findings" + (f" containing '{sup.match}'" if sup.match else "")
+            what = f"{sup.code} findings" + (f' containing "{sup.match}"' if sup.match else "")
             kept.append(
                 warning(
                     UNUSED_SUPPRESSION,

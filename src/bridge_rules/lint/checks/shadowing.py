@@ -31,6 +31,10 @@ def _earlier_hit(stages: list[CompiledStage], name: str) -> tuple[CompiledStage,
     return None
 
 
+def label(stage: CompiledStage) -> str:
+    return f"'{stage.id}'" if stage.id == stage.kind else f"'{stage.id}' ({stage.kind})"
+
+
 def _catch_all(ctx: LintContext) -> int | None:
     return next((i for i, s in enumerate(ctx.rules.stages) if isinstance(s, PrefixStage)), None)
 
@@ -45,8 +49,8 @@ def unreachable_stages(ctx: LintContext) -> Iterator[Diagnostic]:
     for stage in ctx.rules.stages[first + 1 :]:
         yield warning(
             "BR304",
-            f"stage '{stage.id}' ({stage.kind}) is unreachable: the prefix stage "
-            f"'{winner.id}' before it matches every name",
+            f"stage {label(stage)} is unreachable: the prefix stage {label(winner)} "
+            "before it matches every name",
             stage.span,
             related=(Related(f"catch-all stage '{winner.id}'", winner.span),),
             hint="move it before the prefix stage",
@@ -69,8 +73,8 @@ def shadowed_entries(ctx: LintContext) -> Iterator[Diagnostic]:
         what = "canonical name" if entry.stage.kind == "canonical" else "entry"
         yield warning(
             "BR303",
-            f"{what} '{entry.key}' in stage '{entry.stage.id}' never applies: stage "
-            f"'{stage.id}' ({stage.kind}) already sends '{entry.key}' as '{hit.wire}'",
+            f"{what} '{entry.key}' in stage {label(entry.stage)} never applies: stage "
+            f"{label(stage)} already sends '{entry.key}' as '{hit.wire}'",
             entry.span,
             related=(Related(f"decided by {stage.kind} {hit.rule}", hit.span),),
         )
