@@ -20,7 +20,7 @@ def _props(schema: object) -> set[str] | None:
 
 
 def _top(path: str) -> str | None:
-    return None if path.startswith("$") else path.split(".")[0]
+    return None if path.startswith("$") else path.split(".", maxsplit=1)[0]
 
 
 def field_problems(
