@@ -103,8 +103,9 @@ class ProxyApp:
     async def _http(self, scope: Message, receive: Receive, send: Send) -> None:
         record = AccessRecord(scope["method"], scope["path"])
         reply = Reply(send, record)
+        ex = Exchange(scope, b"", reply, self.debug)
         try:
-            await self._handle(scope, receive, reply)
+            await self._handle(ex, receive)
         except ProxyError as exc:
             record.error = exc.error_type
             if reply.started:
@@ -126,20 +127,19 @@ class ProxyApp:
             await reply.error(500, f"bridge-rules proxy internal error ({type(exc).__name__})")
         finally:
             record.emit()
+            if self.debug is not None:
+                self.debug.write(ex.debug_record())
 
-    async def _handle(self, scope: Message, receive: Receive, reply: Reply) -> None:
-        method, path = scope["method"], scope["path"]
+    async def _handle(self, ex: Exchange, receive: Receive) -> None:
+        method, path = ex.scope["method"], ex.scope["path"]
         if path == "/healthz" and method in ("GET", "HEAD"):
-            await reply.full(200, [(b"content-type", JSON)], HEALTH)
+            await ex.reply.full(200, [(b"content-type", JSON)], HEALTH)
             return
-        body = await read_body(scope, receive, self.config.max_body_bytes)
-        reply.record.bytes_in = len(body)
-        ex = Exchange(scope, body, reply, self.debug)
+        ex.body = await read_body(ex.scope, receive, self.config.max_body_bytes)
+        ex.reply.record.bytes_in = len(ex.body)
         if method == "POST" and path in REWRITTEN_PATHS:
             self._outbound(ex)
-        await self._until_disconnect(forward(self, ex), receive, reply.record)
-        if self.debug is not None:
-            self.debug.write(ex.debug_record())
+        await self._until_disconnect(forward(self, ex), receive, ex.reply.record)
 
     def _outbound(self, ex: Exchange) -> None:
         payload = parse_payload(ex.body)
@@ -161,8 +161,6 @@ class ProxyApp:
             ex.debug["request_body"] = self.debug.body(payload)
             if result.gate_open:
                 ex.debug["upstream_body"] = self.debug.body(result.payload)
-        else:
-            ex.debug.clear()
 
     async def _until_disconnect(self, work: Any, receive: Receive, record: AccessRecord) -> None:
         """Run ``work``; if the client goes away first, cancel it (and so the upstream call)."""

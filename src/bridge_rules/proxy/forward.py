@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 REWRITE_DROP = frozenset({b"content-length", b"content-encoding"})
 STOP = b"message_stop"
+DEBUG_STREAM_CAP = 1 << 20  # bytes of a streamed body the debug log keeps (--log-prompts)
 
 
 @dataclass
@@ -102,9 +103,13 @@ async def _send_stream(
     is a plain SSE stream, else the connection is closed (a truncated body, never a
     silently complete one)."""
     tail = b""
+    keep = ex.debug_log is not None and ex.debug_log.log_prompts
+    kept: list[bytes] = []
     try:
         async for chunk in chunks:
             await ex.reply.chunk(chunk)
+            if keep and ex.reply.record.bytes_out <= DEBUG_STREAM_CAP:
+                kept.append(chunk)
             if can_tell:
                 tail = (tail + chunk)[-64:] if len(chunk) < 64 else chunk[-64:]
                 if STOP in tail or STOP in chunk:
@@ -121,6 +126,9 @@ async def _send_stream(
                 sse_error_event("the upstream ended the stream before message_stop")
             )
             ex.reply.record.error = "upstream_stream_incomplete"
+    finally:
+        if kept:
+            ex.debug["response_stream"] = b"".join(kept).decode("utf-8", "replace")
     await ex.reply.finish()
 
 

@@ -1,0 +1,93 @@
+"""``bridge-rules serve`` as a user runs it: a real process, one worker or several."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from fake_upstream import FakeUpstream
+
+BIN = Path(sys.executable).parent / "bridge-rules"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_healthy(url: str, proc: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"serve exited early: {proc.communicate()}")
+        try:
+            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            time.sleep(0.05)
+    raise AssertionError("serve never became healthy")
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_serve_forwards_and_logs_one_line_per_request(upstream: FakeUpstream, workers: int) -> None:
+    port = free_port()
+    proc = subprocess.Popen(
+        [
+            str(BIN),
+            "serve",
+            "--upstream",
+            upstream.url,
+            "--port",
+            str(port),
+            "--workers",
+            str(workers),
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(url, proc)
+        request = {
+            "model": "claude-sonnet-4-5",
+            "max_tokens": 10,
+            "messages": [{"role": "user", "content": "hi"}],
+            "tools": [{"name": "read", "input_schema": {"type": "object"}}],
+        }
+        r = httpx.post(url + "/v1/messages", json=request)
+        assert r.status_code == 200
+        assert r.json()["content"][0]["name"] == "read"
+        assert upstream.requests[-1].json["tools"][0]["name"] == "Read"
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
+    access = [json.loads(line) for line in err.splitlines() if line.startswith("{")]
+    assert [(a["path"], a["status"]) for a in access][-1] == ("/v1/messages", 200)
+    assert access[-1]["renames"] == {"read": "Read"}
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--upstream", "ftp://x"], "--upstream must be an http(s) URL"),
+        (["--upstream", "http://x", "--workers", "0"], "--workers must be at least 1"),
+        (["--upstream", "http://x", "--log-prompts"], "--log-prompts only applies"),
+        (["--upstream", "http://x", "--rules", "no-such-profile"], "no-such-profile"),
+    ],
+)
+def test_serve_usage_errors_exit_2(args: list[str], message: str) -> None:
+    done = subprocess.run(
+        [str(BIN), "serve", *args], capture_output=True, text=True, timeout=30, check=False
+    )
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr
