@@ -150,3 +150,21 @@ def test_codes_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert "Fails:" in doc
     assert "Passes:" in doc
     assert main(["codes", "BR399"]) == 2
+
+
+def test_pre_commit_hook_runs_the_linter_on_rule_files() -> None:
+    import re
+
+    from ruamel.yaml import YAML
+
+    hooks = YAML(typ="safe", pure=True).load(
+        (HERE.parents[1] / ".pre-commit-hooks.yaml").read_text()
+    )
+    (hook,) = hooks
+    assert hook["id"] == "bridge-rules-lint"
+    assert hook["entry"] == "bridge-rules lint"
+    assert hook["pass_filenames"] is True
+    pattern = re.compile(hook["files"])
+    assert pattern.search("rules/default.yaml")
+    assert pattern.search("config/bridge-rules/team.yml")
+    assert not pattern.search(".github/workflows/ci.yaml")
