@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from bridge_rules import calls
+from bridge_rules.bindings.explain import binding_section
 from bridge_rules.calls import ToolCall
 from bridge_rules.compiler import CompiledRules, compile_rules
 from bridge_rules.compose import load_sources
@@ -22,6 +23,8 @@ from bridge_rules.transform import (
     rewrite_stream,
     rewrite_stream_async,
 )
+
+_NO_ARGS: Any = object()
 
 RuleRef = str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | None
 
@@ -147,8 +150,10 @@ class Engine:
         name: str,
         registered: Iterable[str] | None = None,
         env: Mapping[str, str] | None = None,
+        args: Any = _NO_ARGS,
     ) -> Explanation:
-        """The full trace for one tool: every stage, the wire name, the way back."""
+        """The full trace for one tool: every stage, the wire name, the way back; with
+        ``args`` (wire-shaped), the arguments after each binding and repair operation."""
         steps: list[StageStep] = []
         out = self.resolver.outbound(name, trace=steps)
         names = self.known_locals() if registered is None else list(registered)
@@ -166,7 +171,15 @@ class Engine:
         ]
         gate = self.rules.gate.gate
         gate_text = "always open (no gate)" if gate is None else _describe_gate(self)
+        traced = args is not _NO_ARGS
+        section = binding_section(
+            calls.adapter_for(self, name),
+            self.rules.repairs.steps.get(name, ()),
+            args if traced else None,
+            traced,
+        )
         return Explanation(
+            sections={"arguments": section},
             tool=name,
             rules=self.rules.name,
             files=[f.doc.path for f in self.rules.files],

@@ -165,3 +165,17 @@ def test_binding_applies_only_when_it_names_the_tool() -> None:
     # pi-anthropic-messages has no bindings stage: read -> Read by capitalisation, no adapter.
     eng = bridge_rules.load("pi-anthropic-messages")
     assert eng.inbound_call("Read", {"file_path": "a"}, ["read"]).arguments == {"file_path": "a"}
+
+
+def test_explain_traces_the_arguments_through_each_operation() -> None:
+    args = {"command": "ls", "timeout": 2000, "description": "list"}
+    section = ENG.explain("bash", args=args).to_dict()["arguments"]
+    assert [op["op"] for op in section["operations"]] == ["drop", "scale"]
+    assert all(
+        op["file"].endswith("default.yaml") and op["line"] > 0 for op in section["operations"]
+    )
+    assert section["arguments"]["after"] == [
+        {"command": "ls", "timeout": 2000},
+        {"command": "ls", "timeout": 2},
+    ]
+    assert section["arguments"]["after"][-1] == ENG.inbound_call("Bash", args, ["bash"]).arguments

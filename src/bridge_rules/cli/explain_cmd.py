@@ -32,14 +32,32 @@ def explain(
         ),
     ] = None,
     fmt: Annotated[str, typer.Option("--format", "-f", help="text or json.")] = "text",
+    args: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(
+            "--args",
+            help="Wire-shaped arguments as JSON; shows them after each binding and repair "
+            "operation.",
+        ),
+    ] = None,
 ) -> None:
     """Show why TOOL goes out under its wire name, and whether that name comes back."""
     if fmt not in ("text", "json"):
         from bridge_rules.cli.app import fail
 
         fail(f"unknown --format '{fmt}' (choose text or json)")
+    extra: dict[str, Any] = {}
+    if args is not None:
+        import json
+
+        try:
+            extra["args"] = json.loads(args)
+        except ValueError as exc:
+            from bridge_rules.cli.app import fail
+
+            fail(f"--args is not JSON: {exc}")
     engine = load_engine(rules)
-    explanation: Any = engine.explain(tool, registered=split_names(registered))
+    explanation: Any = engine.explain(tool, registered=split_names(registered), **extra)
     if fmt == "json":
         import json
 
