@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import sys
 import timeit
-from functools import partial
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import orjson
