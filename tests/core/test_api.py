@@ -20,7 +20,7 @@ def test_readme_api_calls() -> None:
     trace = eng.explain("read", registered=None).to_dict()
     json.dumps(trace)  # JSON-able
     assert trace["outbound"]["wire"] == "Read"
-    assert trace["outbound"]["decided_by"]["kind"] == "bindings"  # the default binding read <-> Read
+    assert trace["outbound"]["decided_by"]["kind"] == "bindings"  # default binding read <-> Read
     assert trace["inbound"]["round_trip"] is True
 
 
