@@ -183,7 +183,7 @@ class TextRules(Strict):
     system: list[TextRule] = Field(default_factory=list)
     recover_tool_calls: bool = Field(
         False,
-        description="Turn a `<tool_call>{\"name\": ..., \"arguments\": ...}</tool_call>` a model "
+        description='Turn a `<tool_call>{"name": ..., "arguments": ...}</tool_call>` a model '
         "wrote as text in a response into a real `tool_use` block (pi-flows); only for "
         "registered tools.",
     )
