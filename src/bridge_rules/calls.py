@@ -9,7 +9,7 @@ the arguments always match the schema the model was shown.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -36,11 +36,31 @@ def adapter_for(engine: Engine, local: str) -> Adapter | None:
     return adapter
 
 
+Converter = Callable[[Any], Any]
+_PLAN_CACHE_LIMIT = 65536
+
+
+def history_plan(engine: Engine, local: str) -> tuple[str, Converter | None]:
+    """How a local call is replayed: its wire name and its argument converter (None: as is).
+
+    Resolved once per name and cached on the engine, so replaying a long history
+    costs one dict lookup per call plus the compiled operations themselves.
+    """
+    cache = engine.history_plans
+    plan = cache.get(local)
+    if plan is None:
+        adapter = adapter_for(engine, local)
+        convert = adapter.to_wire if adapter is not None and adapter.history else None
+        plan = (engine.outbound_name(local), convert)
+        if len(cache) < _PLAN_CACHE_LIMIT:
+            cache[local] = plan
+    return plan
+
+
 def outbound_call(engine: Engine, name: str, arguments: Any) -> ToolCall:
     """Local call -> wire call (history replay)."""
-    adapter = adapter_for(engine, name)
-    wire_args = adapter.to_wire(arguments) if adapter is not None else arguments
-    return ToolCall(engine.outbound_name(name), wire_args)
+    wire, convert = history_plan(engine, name)
+    return ToolCall(wire, convert(arguments) if convert is not None else arguments)
 
 
 def inbound_call(

@@ -48,6 +48,8 @@ class Engine:
 
     def __init__(self, rules: CompiledRules) -> None:
         self.rules = rules
+        # Per local name: (wire name, history argument converter); see calls.history_plan.
+        self.history_plans: dict[str, tuple[str, Any]] = {}
         self.resolver = Resolver(rules)
         self.diagnostics: list[Diagnostic] = sort_diagnostics(
             [*rules.diagnostics, *self._collision_diagnostics()]

@@ -75,8 +75,10 @@ def _simple(text: str, role: str) -> SimplePath:
 
 # ------------------------------------------------------------------ rename
 def _rekey(mapping: dict[str, str]) -> Fn:
+    keys = frozenset(mapping)
+
     def run(work: dict[str, Any]) -> None:
-        if not any(k in work for k in mapping):
+        if keys.isdisjoint(work):  # C-level scan; this runs once per replayed call
             return
         items = list(work.items())
         work.clear()
@@ -143,8 +145,10 @@ def _rename(mapping: dict[str, str]) -> Compiled:
 
 # ------------------------------------------------------------- wrap/unwrap
 def _wrap_fn(into: str, fields: dict[str, str]) -> Fn:
+    needed = frozenset(fields)
+
     def run(work: dict[str, Any]) -> None:
-        if not all(f in work for f in fields):
+        if not work.keys() >= needed:
             return
         existing = work.get(into, MISSING)
         if existing is not MISSING and not isinstance(existing, list):
@@ -157,13 +161,14 @@ def _wrap_fn(into: str, fields: dict[str, str]) -> Fn:
 
 def _unwrap_fn(source: str, fields: dict[str, str]) -> Fn:
     keys = set(fields)
+    targets = frozenset(fields.values())
 
     def run(work: dict[str, Any]) -> None:
         value = work.get(source)
         if not (isinstance(value, list) and len(value) == 1 and isinstance(value[0], dict)):
             return
         item = value[0]
-        if set(item) != keys or any(f in work for f in fields.values()):
+        if item.keys() != keys or not targets.isdisjoint(work):
             return
         del work[source]
         for key, field in fields.items():

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from bridge_rules.calls import history_plan
 from bridge_rules.transform.plan import API, Plan, plan_for
 
 if TYPE_CHECKING:
@@ -118,16 +119,18 @@ class _Rewriter:
             wire = self.wire(name)
             return block if wire == name else {**block, "name": wire}
         args = block["input"]
-        call = self.engine.outbound_call(name, args)
-        wire = call.name
+        plans = self.engine.history_plans
+        plan = plans.get(name) or history_plan(self.engine, name)
+        wire, convert = plan
+        new_args = convert(args) if convert is not None else args
         if wire == name:
-            if call.arguments is args:
+            if new_args is args:
                 return block
         elif name not in self.renames:
             self.renames[name] = wire
         new = block.copy()
         new["name"] = wire
-        new["input"] = call.arguments
+        new["input"] = new_args
         return new
 
     def tool_result(self, block: dict[str, Any]) -> dict[str, Any]:
