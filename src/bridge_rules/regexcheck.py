@@ -7,7 +7,9 @@ has no timeout, so risky shapes are rejected before anything runs them:
 * an unbounded repeat whose body can itself repeat without bound
   (``(a+)+``, ``(a*)*``, ``(\\w+\\s?)*``);
 * an unbounded repeat over alternatives that can start with the same character
-  (``(a|ab)*``, ``(\\w|\\d)+``).
+  or that can both match nothing (``(a|a)*``), judged after
+  Python's own parser has factored common prefixes out (which makes ``(a|ab)*``
+  and ``(\\w|\\d)+`` harmless, so they pass).
 
 This is a conservative static check (it may refuse a pattern that is in fact
 safe); the message says which construct it objected to.
@@ -85,7 +87,13 @@ def _overlapping_branches(items: Any) -> bool:
             return _overlapping_branches(arg[-1])
         if op is _c.BRANCH:
             seen: set[object] = set()
+            empties = 0
             for branch in arg[1]:
+                if not branch:  # two ways to match nothing: every repeat doubles the work
+                    empties += 1
+                    if empties > 1:
+                        return True
+                    continue
                 first = _first_chars(branch)
                 if first is None or first & seen:
                     return True
