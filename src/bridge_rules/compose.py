@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from bridge_rules.diagnostics import Diagnostic, error
 from bridge_rules.loader import Document, read_file, rule_files_in
@@ -144,8 +143,3 @@ def load_sources(refs: str | Path | list[str | Path] | None) -> RuleSource:
         else:
             loader.add_ref(ref, None, None)
     return loader.out
-
-
-def explicit(model: Any, name: str) -> bool:
-    """Whether a field was written in the file (not just defaulted)."""
-    return name in model.model_fields_set

@@ -8,7 +8,6 @@ This is the only module that sees ruamel.yaml types. It hands plain
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -189,6 +188,3 @@ def rule_files_in(directory: Path) -> list[Path]:
     """The rule files of a directory, in name order (``*.yaml`` and ``*.yml``)."""
     files = [p for p in directory.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file()]
     return sorted(files, key=lambda p: p.name)
-
-
-DocumentReader = Callable[[Path], tuple[Document | None, list[Diagnostic]]]
