@@ -115,13 +115,17 @@ class Resolver:
         self.rules = rules
         self.stages = rules.stages
         self._memo: dict[str, Outbound] = {}
-        self._reverse: OrderedDict[frozenset[str] | tuple[str, ...], ReverseMap] = OrderedDict()
+        self._reverse: OrderedDict[tuple[str, ...], ReverseMap] = OrderedDict()
         self._reverse_cache_size = reverse_cache_size
         self._prefix_strips = [
             s for s in self.stages if isinstance(s, PrefixStage) and s.reverse == "always"
         ]
-        insensitive = rules.inbound_case == "insensitive"
-        self._insensitive = insensitive
+        self._insensitive = rules.inbound_case == "insensitive"
+        # The local names the rules know; what `registered=None` means. Rules never change.
+        known = dict.fromkeys(name for name, _span in rules.local_tools)
+        for stage in self.stages:
+            known.update(dict.fromkeys(stage.local_names()))
+        self._known_locals: tuple[str, ...] = tuple(known)
 
     # ----------------------------------------------------------- outbound
     def outbound(self, name: str, trace: list[StageStep] | None = None) -> Outbound:
@@ -156,23 +160,15 @@ class Resolver:
 
     # ------------------------------------------------------------ reverse
     def known_locals(self) -> list[str]:
-        names: dict[str, None] = {}
-        for name, _span in self.rules.local_tools:
-            names[name] = None
-        for stage in self.stages:
-            for name in stage.local_names():
-                names[name] = None
-        return list(names)
+        return list(self._known_locals)
 
     def reverse_map(self, registered: Iterable[str] | None) -> ReverseMap:
-        key: frozenset[str] | tuple[str, ...]
-        names = self.known_locals() if registered is None else list(registered)
-        key = tuple(names)
+        key = self._known_locals if registered is None else tuple(registered)
         cached = self._reverse.get(key)
         if cached is not None:
             self._reverse.move_to_end(key)
             return cached
-        built = self._build_reverse(names)
+        built = self._build_reverse(list(key))
         self._reverse[key] = built
         if len(self._reverse) > self._reverse_cache_size:
             self._reverse.popitem(last=False)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from typing import Any, NoReturn, TypeVar
+from typing import Annotated, Any, NoReturn, Optional, TypeVar
 
 import typer
 
@@ -46,6 +46,19 @@ def _root(
 ) -> None:
     """Declarative rules that translate agent tool names and arguments to and from Claude Code's
     canonical tools."""
+
+
+# The `--rules` option every command that loads rules shares.
+RulesOption = Annotated[
+    Optional[list[str]],  # noqa: UP045 - typer needs Optional on 3.10
+    typer.Option(
+        "--rules",
+        "-r",
+        help="A rule file, a directory of them, or a packaged profile name; repeat to layer. "
+        "Default: the packaged default rules.",
+        metavar="PATH|PROFILE",
+    ),
+]
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:

@@ -7,18 +7,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from bridge_rules.cli.app import app, load_engine, split_names
-
-RulesOption = Annotated[
-    Optional[list[str]],  # noqa: UP045 - typer needs Optional on 3.10
-    typer.Option(
-        "--rules",
-        "-r",
-        help="A rule file, a directory of them, or a packaged profile name; repeat to layer. "
-        "Default: the packaged default rules.",
-        metavar="PATH|PROFILE",
-    ),
-]
+from bridge_rules.cli.app import RulesOption, app, load_engine, split_names
 
 
 @app.command()

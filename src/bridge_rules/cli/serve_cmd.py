@@ -6,8 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from bridge_rules.cli.app import app, fail, load_engine
-from bridge_rules.cli.explain_cmd import RulesOption
+from bridge_rules.cli.app import RulesOption, app, fail, load_engine
 
 
 @app.command()

@@ -12,8 +12,7 @@ from typing import IO, Annotated, Any, Optional
 
 import typer
 
-from bridge_rules.cli.app import app, fail, load_engine, split_names
-from bridge_rules.cli.explain_cmd import RulesOption
+from bridge_rules.cli.app import RulesOption, app, fail, load_engine, split_names
 from bridge_rules.diagnostics import EXIT_USAGE
 
 transform_app = typer.Typer(
