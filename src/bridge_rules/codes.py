@@ -161,18 +161,21 @@ _add(
     CodeDoc(
         "BR201",
         "invalid regex",
-        "A `pattern` or gate `model` is not a valid Python regular expression.",
+        "A gate `model`, a passthrough `pattern` or a `text` rule with `regex: true` is not "
+        "a valid regular expression (RE2 syntax, see docs/rule-format.md), or a text rule's "
+        "`replace` refers to a group its pattern does not have.",
         bad=_HEAD + "gate:\n  model: '(claude'\n",
         good=_HEAD + "gate:\n  model: '(?i)claude'\n",
     ),
     CodeDoc(
         "BR202",
-        "catastrophic backtracking",
-        "A regular expression has a shape that can take "
-        "exponential time on hostile input (nested quantifiers, overlapping repeated "
-        "alternatives); it is refused before anything runs it.",
-        bad=_HEAD + "gate:\n  model: '(\\w+)+$'\n",
-        good=_HEAD + "gate:\n  model: '\\w+$'\n",
+        "regex needs backtracking",
+        "Every pattern is compiled with RE2, which matches in time linear in the input, so "
+        "a hostile model id or tool name cannot stall a proxy worker. A construct that only "
+        "a backtracking engine can run (backreferences such as `\\1`, lookahead, "
+        "lookbehind) is refused with RE2's reason.",
+        bad=_HEAD + "gate:\n  model: '(claude)-\\1'\n",
+        good=_HEAD + "gate:\n  model: '(claude)-claude'\n",
     ),
     CodeDoc(
         "BR203",

@@ -1,112 +1,76 @@
-"""Layered rule files -> one :class:`CompiledRules`: ordered stages, gate, inbound, bindings.
+"""Layered rule files -> one :class:`~bridge_rules.runtime.Runtime`.
 
-Every table entry keeps the span it was written at, so the runtime can say
-which file and line decided. Whole-pipeline checks (collisions among the names
-the rules know) are reported here as diagnostics, never silently accepted.
+Each step is a small function: pins, layered sections, ordered stages, the
+gate, inbound strips, binding adapters, repairs, the text/filter plan, and at
+the end everything the request path needs, precomputed (effective adapters and
+the history plan of every known local name). Every table entry keeps the span
+it was written at, so the runtime can say which file and line decided.
+
+Nothing here raises for bad rules: problems are diagnostics on
+``runtime.rules.diagnostics``, and the runtime is still built from what did
+compile, so lint can report everything in one run. ``bridge_rules.ruleset``
+decides whether a rule set with problems may be used.
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from bridge_rules.bindings.adapter import Adapter
-from bridge_rules.bindings.section import compile_adapters, compile_repair_section
+from bridge_rules.bindings.section import compile_adapters
+from bridge_rules.compiled import CompiledBinding, CompiledRules
 from bridge_rules.compose import RuleSource, SourcedFile
 from bridge_rules.diagnostics import Diagnostic, error
+from bridge_rules.gate import CompiledGate
 from bridge_rules.model import (
     AliasStage,
     BindingsStage,
     CanonicalStage,
-    Filters,
     Gate,
     Inbound,
     PassthroughStage,
     PrefixStage,
     Stage,
     Suppression,
-    TextRules,
 )
-from bridge_rules.model_bindings import Binding
+from bridge_rules.names import Resolver
+from bridge_rules.patterns import Pattern, PatternError, compile_pattern
 from bridge_rules.pins import Pin, PinError, load_pin
-from bridge_rules.regexcheck import RegexProblem, compile_safe
-from bridge_rules.repair.rules import RepairSet
-from bridge_rules.source import Span
-from bridge_rules.stages import CompiledStage, PatternStage, TableStage
+from bridge_rules.repair.rules import compile_repair_section
+from bridge_rules.runtime import HistoryPlan, Runtime
+from bridge_rules.source import DocPath, Span
+from bridge_rules.stages import CompiledStage, PatternStage, Strip, TableStage
 from bridge_rules.stages import PrefixStage as CompiledPrefix
+from bridge_rules.textplan import compile_plan
 
 
 @dataclass(frozen=True)
 class Sourced:
-    """A section value and where it was (last) written."""
+    """A section value and the file that (last) wrote it."""
 
     value: Any
-    span: Span
+    file: SourcedFile
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class _StageDraft:
-    """A stage while layering: the model plus the span of every table entry."""
+    """A stage while layering: the model, its place in its file, every entry's span."""
 
     model: Stage
     id: str
-    span: Span
+    path: DocPath
     entry_spans: dict[str, Span]
     file: SourcedFile
 
-
-@dataclass(frozen=True)
-class CompiledGate:
-    gate: Gate | None
-    span: Span | None
-    model_re: re.Pattern[str] | None
-    apis: frozenset[str] | None
-
-
-@dataclass(frozen=True)
-class CompiledBinding:
-    binding: Binding
-    span: Span
-    file: SourcedFile
-    index: int = 0
-
-
-@dataclass(frozen=True)
-class Strip:
-    suffix: str
-    case: str
-    span: Span
-
-
-@dataclass
-class CompiledRules:
-    files: list[SourcedFile]
-    stages: list[CompiledStage]
-    gate: CompiledGate
-    inbound_case: str
-    strips: list[Strip]
-    bindings: dict[str, CompiledBinding]
-    pin: Pin | None
-    pin_span: Span | None
-    local_pin: Pin | None
-    local_tools: list[tuple[str, Span]]
-    text: TextRules | None
-    filters: Filters | None
-    suppressions: list[tuple[Suppression, Span]]
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    adapters: dict[str, Adapter] = field(default_factory=dict)
-    repairs: RepairSet = field(default_factory=RepairSet)
-
     @property
-    def name(self) -> str:
-        for sourced in reversed(self.files):
-            if sourced.rules.name:
-                return sourced.rules.name
-        return self.files[-1].doc.path if self.files else "(empty)"
+    def span(self) -> Span:
+        return self.file.doc.source_map.key_span(self.path)
 
 
+# ------------------------------------------------------------ layering
 def _stage_ids(file: SourcedFile) -> list[str]:
     seen: Counter[str] = Counter()
     ids = []
@@ -144,51 +108,74 @@ def _overlay_stage(base: _StageDraft, new: _StageDraft) -> _StageDraft:
         changes["inverse"] = {**old.inverse, **upd.inverse}
     elif isinstance(old, (CanonicalStage, PassthroughStage)) and "names" in changes:
         changes["names"] = list(dict.fromkeys([*old.names, *changes["names"]]))
-    merged = old.model_copy(update=changes)
     return _StageDraft(
-        merged, base.id, base.span, {**base.entry_spans, **new.entry_spans}, base.file
+        model=old.model_copy(update=changes),
+        id=base.id,
+        path=base.path,
+        entry_spans={**base.entry_spans, **new.entry_spans},
+        file=base.file,
     )
 
 
-def _layer_stages(files: list[SourcedFile]) -> list[_StageDraft]:
+def _layer_stages(files: tuple[SourcedFile, ...]) -> list[_StageDraft]:
     stages: list[_StageDraft] = []
+    position: dict[str, int] = {}
     for file in files:
         if file.rules.names is None:
             continue
-        ids = _stage_ids(file)
         fresh: list[_StageDraft] = []
-        for index, (stage, sid) in enumerate(zip(file.rules.names, ids, strict=False)):
-            span = file.doc.source_map.key_span(("names", index))
-            draft = _StageDraft(stage, sid, span, _entry_spans(file, index, stage), file)
-            existing = next((i for i, s in enumerate(stages) if s.id == sid), None)
+        for index, (stage, sid) in enumerate(zip(file.rules.names, _stage_ids(file), strict=True)):
+            draft = _StageDraft(
+                model=stage,
+                id=sid,
+                path=("names", index),
+                entry_spans=_entry_spans(file, index, stage),
+                file=file,
+            )
+            existing = position.get(sid)
             if existing is None:
                 fresh.append(draft)
             else:
                 stages[existing] = _overlay_stage(stages[existing], draft)
         stages = fresh + stages
+        position = {s.id: i for i, s in enumerate(stages)}
     return [s for s in stages if s.model.enabled]
 
 
-def _layer_model(current: Sourced | None, file: SourcedFile, key: str) -> Sourced | None:
+def _layer_section(files: tuple[SourcedFile, ...], key: str) -> Sourced | None:
     """Field-by-field overlay of a section such as ``gate`` or ``inbound``."""
-    value = getattr(file.rules, key)
-    if value is None:
-        return current
-    span = file.doc.source_map.key_span((key,))
-    if current is None:
-        return Sourced(value, span)
-    changes = {name: getattr(value, name) for name in value.model_fields_set}
-    return Sourced(current.value.model_copy(update=changes), span)
+    current: Sourced | None = None
+    for file in files:
+        value = getattr(file.rules, key)
+        if value is None:
+            continue
+        if current is not None:
+            changes = {name: getattr(value, name) for name in value.model_fields_set}
+            value = current.value.model_copy(update=changes)
+        current = Sourced(value, file)
+    return current
 
 
+def _last_file_setting(
+    files: tuple[SourcedFile, ...], section: str, field: str
+) -> SourcedFile | None:
+    """The file whose ``section.field`` won the layering (where to locate its problems)."""
+    for file in reversed(files):
+        value = getattr(file.rules, section)
+        if value is not None and field in value.model_fields_set:
+            return file
+    return None
+
+
+# ------------------------------------------------------------ compiler
 class _Compiler:
     def __init__(self, source: RuleSource) -> None:
-        self.source = source
+        self.files = tuple(source.files)
         self.diags: list[Diagnostic] = list(source.diagnostics)
         self.pin_span: Span | None = None
 
     def pin(self, attr: str) -> tuple[Pin | None, Span | None]:
-        for file in reversed(self.source.files):
+        for file in reversed(self.files):
             spec = getattr(file.rules, attr)
             if spec is None:
                 continue
@@ -200,16 +187,37 @@ class _Compiler:
                 return None, span
         return None, None
 
-    def regex(self, pattern: str, span: Span) -> re.Pattern[str] | None:
+    def pattern(self, text: str, span: Span) -> Pattern | None:
         try:
-            return compile_safe(pattern)
-        except RegexProblem as exc:
+            return compile_pattern(text)
+        except PatternError as exc:
             self.diags.append(error(exc.code, str(exc), span))
             return None
 
+    # --------------------------------------------------------- stages
+    def stages(
+        self, pin: Pin | None, bindings: Mapping[str, CompiledBinding]
+    ) -> list[CompiledStage]:
+        stages: list[CompiledStage] = []
+        seen: dict[str, Span] = {}
+        for draft in _layer_stages(self.files):
+            if draft.id in seen:  # two stages with one explicit id in a single file
+                hint = f"first used at {seen[draft.id]}"
+                self.diags.append(
+                    error("BR206", f"stage id '{draft.id}' is used twice", draft.span, hint=hint)
+                )
+                continue
+            seen[draft.id] = draft.span
+            stages.append(self.stage(len(stages), draft, pin, bindings))
+        return stages
+
     def stage(
-        self, index: int, draft: _StageDraft, pin: Pin | None, bindings: dict[str, CompiledBinding]
-    ) -> CompiledStage | None:
+        self,
+        index: int,
+        draft: _StageDraft,
+        pin: Pin | None,
+        bindings: Mapping[str, CompiledBinding],
+    ) -> CompiledStage:
         model = draft.model
         common: dict[str, Any] = {
             "index": index,
@@ -219,51 +227,11 @@ class _Compiler:
             "description": model.description,
         }
         if isinstance(model, CanonicalStage):
-            entries: dict[str, tuple[str, Span]] = {}
-            if model.from_pin:
-                if pin is None:
-                    self.diags.append(
-                        error(
-                            "BR205",
-                            "canonical stage uses 'from_pin' but the rules declare no 'pin'",
-                            draft.span,
-                            hint="add e.g. 'pin: claude-code@2.1.330'",
-                        )
-                    )
-                else:
-                    pin_span = self.pin_span or draft.span
-                    entries.update({n: (n, pin_span) for n in pin.tools})
-            entries.update({n: (n, draft.entry_spans.get(n, draft.span)) for n in model.names})
-            return TableStage(
-                **common, case=model.case, reverse=model.reverse, entries=entries
-            ).build()
+            return self.canonical(common, draft, model, pin)
         if isinstance(model, AliasStage):
-            entries = {k: (v, draft.entry_spans.get(k, draft.span)) for k, v in model.map.items()}
-            inverse = {
-                k: (v, draft.entry_spans.get("<inverse>" + k, draft.span))
-                for k, v in model.inverse.items()
-            }
-            return TableStage(
-                **common, case=model.case, reverse=model.reverse, entries=entries, inverse=inverse
-            ).build()
+            return self.aliases(common, draft, model)
         if isinstance(model, PassthroughStage):
-            table = None
-            if model.names:
-                entries = {n: (n, draft.entry_spans.get(n, draft.span)) for n in model.names}
-                table = TableStage(
-                    **common, case=model.case, entries=entries, keeps_name=True
-                ).build()
-            pattern = None
-            if model.pattern is not None:
-                pattern = self.regex(model.pattern, draft.span)
-            return PatternStage(
-                **common,
-                case=model.case,
-                reverse=model.reverse,
-                prefix=model.prefix,
-                pattern=pattern,
-                table=table,
-            )
+            return self.passthrough(common, draft, model)
         if isinstance(model, PrefixStage):
             return CompiledPrefix(
                 **common,
@@ -272,105 +240,189 @@ class _Compiler:
                 value=model.value or "",
                 inverse_for=model.inverse_for,
             )
-        if isinstance(model, BindingsStage):
-            entries = {b.binding.local: (b.binding.wire, b.span) for b in bindings.values()}
-            return TableStage(**common, case=model.case, entries=entries).build()
-        return None  # pragma: no cover - the union is exhaustive
+        assert isinstance(model, BindingsStage)
+        entries = {b.binding.local: (b.binding.wire, b.span) for b in bindings.values()}
+        return TableStage(**common, case=model.case, entries=entries).build()
 
-    def run(self) -> CompiledRules:
-        files = self.source.files
-        pin, self.pin_span = self.pin("pin")
-        local_pin, _ = self.pin("local_pin")
-
-        gate: Sourced | None = None
-        inbound: Sourced | None = None
-        text: Sourced | None = None
-        filters: Sourced | None = None
-        bindings: dict[str, CompiledBinding] = {}
-        local_tools: dict[str, Span] = {}
-        suppressions: list[tuple[Suppression, Span]] = []
-        for file in files:
-            gate = _layer_model(gate, file, "gate")
-            inbound = _layer_model(inbound, file, "inbound")
-            text = _layer_model(text, file, "text")
-            filters = _layer_model(filters, file, "filters")
-            smap = file.doc.source_map
-            for index, binding in enumerate(file.rules.bindings or []):
-                bindings.pop(binding.local, None)
-                bindings[binding.local] = CompiledBinding(
-                    binding, smap.key_span(("bindings", index)), file, index
-                )
-            for index, name in enumerate(file.rules.local_tools):
-                local_tools.setdefault(name, smap.key_span(("local_tools", index)))
-            for index, sup in enumerate(file.rules.suppress):
-                suppressions.append((sup, smap.key_span(("suppress", index))))
-
-        stages: list[CompiledStage] = []
-        seen_ids: dict[str, Span] = {}
-        for draft in _layer_stages(files):
-            if draft.id in seen_ids:  # two stages with one explicit id in a single file
+    def canonical(
+        self, common: dict[str, Any], draft: _StageDraft, model: CanonicalStage, pin: Pin | None
+    ) -> TableStage:
+        entries: dict[str, tuple[str, Span]] = {}
+        if model.from_pin:
+            if pin is None:
                 self.diags.append(
                     error(
-                        "BR206",
-                        f"stage id '{draft.id}' is used twice",
+                        "BR205",
+                        "canonical stage uses 'from_pin' but the rules declare no 'pin'",
                         draft.span,
-                        hint=f"first used at {seen_ids[draft.id]}",
+                        hint="add e.g. 'pin: claude-code@2.1.330'",
                     )
                 )
-                continue
-            seen_ids[draft.id] = draft.span
-            compiled = self.stage(len(stages), draft, pin, bindings)
-            if compiled is not None:
-                stages.append(compiled)
+            else:
+                pin_span = self.pin_span or draft.span
+                entries.update({n: (n, pin_span) for n in pin.tools})
+        entries.update({n: (n, draft.entry_spans.get(n, draft.span)) for n in model.names})
+        return TableStage(**common, case=model.case, reverse=model.reverse, entries=entries).build()
 
-        compiled_gate = self.gate(gate)
-        inbound_model: Inbound = inbound.value if inbound else Inbound()
-        strips = []
-        if inbound is not None:
-            smap_file = next(f for f in reversed(files) if f.rules.inbound is not None)
-            for index, strip in enumerate(inbound_model.suffixes()):
-                span = smap_file.doc.source_map.key_span(("inbound", "strip_suffixes", index))
-                strips.append(Strip(strip.suffix, strip.case, span))
-        if local_pin is not None:
-            for name in local_pin.tools:
-                local_tools.setdefault(
-                    name, Span(f"schemas/{local_pin.product}/{local_pin.version}.json")
+    def aliases(self, common: dict[str, Any], draft: _StageDraft, model: AliasStage) -> TableStage:
+        spans = draft.entry_spans
+        entries = {k: (v, spans.get(k, draft.span)) for k, v in model.map.items()}
+        inverse = {k: (v, spans.get("<inverse>" + k, draft.span)) for k, v in model.inverse.items()}
+        return TableStage(
+            **common, case=model.case, reverse=model.reverse, entries=entries, inverse=inverse
+        ).build()
+
+    def passthrough(
+        self, common: dict[str, Any], draft: _StageDraft, model: PassthroughStage
+    ) -> PatternStage:
+        table = None
+        if model.names:
+            entries = {n: (n, draft.entry_spans.get(n, draft.span)) for n in model.names}
+            table = TableStage(**common, case=model.case, entries=entries, keeps_name=True).build()
+        pattern = None
+        if model.pattern is not None:
+            span = draft.file.doc.source_map.value_span((*draft.path, "pattern"))
+            pattern = self.pattern(model.pattern, span)
+        return PatternStage(
+            **common,
+            case=model.case,
+            reverse=model.reverse,
+            prefix=model.prefix,
+            pattern=pattern,
+            table=table,
+        )
+
+    # -------------------------------------------------------- sections
+    def gate(self) -> CompiledGate:
+        layered = _layer_section(self.files, "gate")
+        if layered is None:
+            return CompiledGate()
+        model: Gate = layered.value
+        model_re = None
+        if model.model is not None:
+            file = _last_file_setting(self.files, "gate", "model") or layered.file
+            model_re = self.pattern(model.model, file.doc.source_map.value_span(("gate", "model")))
+        apis = None
+        if model.api is not None:
+            apis = frozenset([model.api] if isinstance(model.api, str) else model.api)
+        span = layered.file.doc.source_map.key_span(("gate",))
+        return CompiledGate(gate=model, span=span, model_re=model_re, apis=apis)
+
+    def strips(self, inbound: Sourced | None) -> list[Strip]:
+        if inbound is None:
+            return []
+        model: Inbound = inbound.value
+        file = _last_file_setting(self.files, "inbound", "strip_suffixes") or inbound.file
+        smap = file.doc.source_map
+        return [
+            Strip(s.suffix, s.case, smap.key_span(("inbound", "strip_suffixes", i)))
+            for i, s in enumerate(model.suffixes())
+        ]
+
+    def bindings(self) -> dict[str, CompiledBinding]:
+        out: dict[str, CompiledBinding] = {}
+        for file in self.files:
+            smap = file.doc.source_map
+            for index, binding in enumerate(file.rules.bindings or []):
+                out.pop(binding.local, None)  # a later binding replaces, and moves to the end
+                out[binding.local] = CompiledBinding(
+                    binding, smap.key_span(("bindings", index)), file, index
                 )
+        return out
 
+    def local_tools(self, local_pin: Pin | None) -> dict[str, Span]:
+        out: dict[str, Span] = {}
+        for file in self.files:
+            for index, name in enumerate(file.rules.local_tools):
+                out.setdefault(name, file.doc.source_map.key_span(("local_tools", index)))
+        if local_pin is not None:
+            where = Span(f"schemas/{local_pin.product}/{local_pin.version}.json")
+            for name in local_pin.tools:
+                out.setdefault(name, where)
+        return out
+
+    def suppressions(self) -> list[tuple[Suppression, Span]]:
+        return [
+            (sup, file.doc.source_map.key_span(("suppress", index)))
+            for file in self.files
+            for index, sup in enumerate(file.rules.suppress)
+        ]
+
+    def text_span(self, index: int, key: str) -> Span:
+        file = _last_file_setting(self.files, "text", "system") or self.files[-1]
+        return file.doc.source_map.value_span(("text", "system", index, key))
+
+    # ------------------------------------------------------------ run
+    def run(self) -> Runtime:
+        pin, self.pin_span = self.pin("pin")
+        local_pin, _ = self.pin("local_pin")
+        bindings = self.bindings()
+        stages = self.stages(pin, bindings)
+        gate = self.gate()
+        inbound = _layer_section(self.files, "inbound")
+        text = _layer_section(self.files, "text")
+        filters = _layer_section(self.files, "filters")
         adapters, problems = compile_adapters(
             (b.binding, b.span, b.file.doc.source_map, b.index) for b in bindings.values()
         )
         self.diags.extend(problems)
-        return CompiledRules(
-            files=files,
-            stages=stages,
-            gate=compiled_gate,
-            inbound_case=inbound_model.case,
-            strips=strips,
+        plan, problems = compile_plan(
+            text.value if text else None, filters.value if filters else None, self.text_span
+        )
+        self.diags.extend(problems)
+        repairs = compile_repair_section(
+            (f.rules.repair or [], f.doc.source_map) for f in self.files
+        )
+        rules = CompiledRules(
+            files=self.files,
+            stages=tuple(stages),
+            gate=gate,
+            inbound_case=inbound.value.case if inbound else Inbound().case,
+            strips=tuple(self.strips(inbound)),
             bindings=bindings,
             pin=pin,
             pin_span=self.pin_span,
             local_pin=local_pin,
-            local_tools=list(local_tools.items()),
+            local_tools=tuple(self.local_tools(local_pin).items()),
             text=text.value if text else None,
             filters=filters.value if filters else None,
-            suppressions=suppressions,
-            diagnostics=self.diags,
+            suppressions=tuple(self.suppressions()),
+            diagnostics=tuple(self.diags),
             adapters=adapters,
-            repairs=compile_repair_section(files),
+            repairs=repairs,
         )
-
-    def gate(self, gate: Sourced | None) -> CompiledGate:
-        if gate is None:
-            return CompiledGate(None, None, None, None)
-        model: Gate = gate.value
-        model_re = self.regex(model.model, gate.span) if model.model is not None else None
-        apis = None
-        if model.api is not None:
-            apis = frozenset([model.api] if isinstance(model.api, str) else model.api)
-        return CompiledGate(model, gate.span, model_re, apis)
+        return build_runtime(rules, plan)
 
 
-def compile_rules(source: RuleSource) -> CompiledRules:
-    """Compile loaded rule files. Problems are in ``.diagnostics``; nothing raises."""
+def build_runtime(rules: CompiledRules, plan: Any) -> Runtime:
+    """Precompute what requests need: effective adapters and every known name's history plan."""
+    resolver = Resolver(
+        stages=rules.stages,
+        strips=rules.strips,
+        insensitive=rules.inbound_case == "insensitive",
+        local_tools=(name for name, _span in rules.local_tools),
+    )
+    effective: dict[str, Adapter] = {
+        local: adapter
+        for local, adapter in rules.adapters.items()
+        if resolver.outbound(local).wire == adapter.wire
+    }
+    history: dict[str, HistoryPlan] = {}
+    for local in dict.fromkeys([*resolver.known_locals, *rules.adapters]):
+        adapter = effective.get(local)
+        convert = adapter.to_wire if adapter is not None and adapter.history else None
+        history[local] = (resolver.outbound(local).wire, convert)
+    return Runtime(
+        rules=rules,
+        resolver=resolver,
+        gate=rules.gate,
+        plan=plan,
+        adapters=effective,
+        repairs=rules.repairs,
+        history=history,
+    )
+
+
+def compile_rules(source: RuleSource) -> Runtime:
+    """Compile loaded rule files; problems are on ``.rules.diagnostics`` and nothing raises."""
     return _Compiler(source).run()

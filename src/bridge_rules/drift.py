@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from bridge_rules.compiler import CompiledRules
+from bridge_rules.compiled import CompiledRules
 from bridge_rules.pins import Pin
 from bridge_rules.resources import schemas_dir
 from bridge_rules.source import Span

@@ -1,31 +1,24 @@
 """The trace of one tool's resolution, as data with a text and a JSON rendering.
 
-Built from the steps the runtime records while resolving (``names.Resolver``
-with a trace list); this module only arranges and prints them.
+Built from the steps the runtime records while resolving (the same
+``names.Resolver`` that serves requests, given a trace list) and from the
+compiled steps of the tool's binding and repairs; this module only arranges and
+prints them. There is no second resolver.
 """
 
 from __future__ import annotations
 
-import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from bridge_rules.bindings.explain import binding_section
 from bridge_rules.names import Collision, InboundStep, StageStep
+from bridge_rules.runtime import Runtime
+from bridge_rules.wirenames import name_problems as wire_name_problems
 
-WIRE_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-
-
-def wire_name_problems(name: str) -> list[str]:
-    """Why the Anthropic API would reject ``name`` as a tool name (empty if it would not)."""
-    problems = []
-    if len(name) > 64:
-        problems.append(f"{len(name)} characters; the API allows at most 64")
-    bad = sorted({c for c in name if not re.match(r"[a-zA-Z0-9_-]", c)})
-    if bad:
-        problems.append("characters outside [a-zA-Z0-9_-]: " + " ".join(repr(c) for c in bad))
-    if not name:
-        problems.append("empty name")
-    return problems
+NO_ARGS: Any = object()
+"""``explain_tool(..., args=NO_ARGS)``: no argument trace (``None`` is a JSON value to trace)."""
 
 
 @dataclass(frozen=True)
@@ -140,3 +133,44 @@ class Explanation:
                 lines.append(f"  {title}:")
                 lines.extend(f"    {line}" for line in str(body["text"]).splitlines())
         return "\n".join(lines) + "\n"
+
+
+def explain_tool(
+    rt: Runtime, name: str, registered: Iterable[str] | None = None, args: Any = NO_ARGS
+) -> Explanation:
+    """The full trace for one tool: every stage, the wire name, the way back; with ``args``
+    (wire-shaped), the arguments after each binding and repair operation."""
+    steps: list[StageStep] = []
+    out = rt.resolver.outbound(name, trace=steps)
+    names = list(rt.known_locals) if registered is None else list(registered)
+    if registered is None and name not in names:
+        names.append(name)
+    checks = []
+    for wire in [out.wire, *(out.wire + s.suffix for s in rt.rules.strips)]:
+        trace: list[InboundStep] = []
+        local = rt.resolver.inbound(wire, names, trace)
+        checks.append(InboundCheck(wire, local, trace))
+    collisions = [
+        c
+        for c in rt.resolver.reverse_map(names).collisions
+        if name in c.locals or c.wire == out.wire
+    ]
+    traced = args is not NO_ARGS
+    section = binding_section(
+        rt.adapters.get(name),
+        rt.repairs.steps.get(name, ()),
+        args if traced else None,
+        traced,
+    )
+    return Explanation(
+        sections={"arguments": section},
+        tool=name,
+        rules=rt.rules.name,
+        files=[f.doc.path for f in rt.rules.files],
+        gate=rt.gate.describe(),
+        steps=steps,
+        wire=out.wire,
+        registered=names,
+        inbound=checks,
+        collisions=collisions,
+    )

@@ -6,7 +6,38 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from bridge_rules.compiler import CompiledGate
+from bridge_rules.model import Gate
+from bridge_rules.patterns import Pattern
+from bridge_rules.source import Span
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompiledGate:
+    """The layered ``gate`` section with its model pattern compiled (RE2) at load."""
+
+    gate: Gate | None = None
+    span: Span | None = None
+    model_re: Pattern | None = None
+    apis: frozenset[str] | None = None
+
+    def describe(self) -> str:
+        """One line for ``explain``: what the gate checks, in evaluation order."""
+        spec = self.gate
+        if spec is None:
+            return "always open (no gate)"
+        parts = []
+        if self.apis is not None:
+            parts.append("api in {" + ", ".join(sorted(self.apis)) + "}")
+        if self.model_re is not None:
+            parts.append(f"model id matches /{self.model_re.pattern}/")
+        if spec.env is not None:
+            if spec.env.disable:
+                parts.append(f"{spec.env.disable}={spec.env.value} closes")
+            if spec.env.force:
+                parts.append(
+                    f"{spec.env.force}={spec.env.value} forces open (skips {spec.env.force_skips})"
+                )
+        return "; ".join(parts) or "always open"
 
 
 @dataclass(frozen=True)
@@ -41,8 +72,13 @@ def decide(
     if gate.model_re is not None and not forced:
         model_id = info.get("id") or ""
         if not isinstance(model_id, str) or not gate.model_re.search(model_id):
+            shown = (
+                model_id
+                if not isinstance(model_id, str) or len(model_id) <= 200
+                else (model_id[:200] + "...")
+            )
             return GateDecision(
-                False, f"model id {model_id!r} does not match /{gate.model_re.pattern}/"
+                False, f"model id {shown!r} does not match /{gate.model_re.pattern}/"
             )
     if forced:
         return GateDecision(True, f"forced open by {spec.env.force}={spec.env.value}")  # type: ignore[union-attr]

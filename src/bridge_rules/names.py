@@ -12,12 +12,11 @@ The trace is produced by the same code path that serves real traffic:
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from bridge_rules.compiler import CompiledRules
 from bridge_rules.source import Span
-from bridge_rules.stages import CompiledStage, Hit, PrefixStage, TableStage
+from bridge_rules.stages import CompiledStage, Hit, PrefixStage, Strip, TableStage
 
 
 @dataclass(frozen=True)
@@ -109,20 +108,32 @@ class ReverseMap:
 
 
 class Resolver:
-    """Outbound and inbound name resolution over compiled rules."""
+    """Outbound and inbound name resolution over compiled stages.
 
-    def __init__(self, rules: CompiledRules, reverse_cache_size: int = 128) -> None:
-        self.rules = rules
-        self.stages = rules.stages
+    Built once by the compiler. Its two caches (outbound names, reverse maps per
+    registered set) only ever gain whole entries, so it is safe to share.
+    """
+
+    def __init__(
+        self,
+        *,
+        stages: Sequence[CompiledStage],
+        strips: Sequence[Strip],
+        insensitive: bool,
+        local_tools: Iterable[str],
+        reverse_cache_size: int = 128,
+    ) -> None:
+        self.stages = tuple(stages)
+        self.strips = tuple(strips)
         self._memo: dict[str, Outbound] = {}
         self._reverse: OrderedDict[tuple[str, ...], ReverseMap] = OrderedDict()
         self._reverse_cache_size = reverse_cache_size
         self._prefix_strips = [
             s for s in self.stages if isinstance(s, PrefixStage) and s.reverse == "always"
         ]
-        self._insensitive = rules.inbound_case == "insensitive"
+        self._insensitive = insensitive
         # The local names the rules know; what `registered=None` means. Rules never change.
-        known = dict.fromkeys(name for name, _span in rules.local_tools)
+        known = dict.fromkeys(local_tools)
         for stage in self.stages:
             known.update(dict.fromkeys(stage.local_names()))
         self._known_locals: tuple[str, ...] = tuple(known)
@@ -159,8 +170,9 @@ class Resolver:
         return result
 
     # ------------------------------------------------------------ reverse
-    def known_locals(self) -> list[str]:
-        return list(self._known_locals)
+    @property
+    def known_locals(self) -> tuple[str, ...]:
+        return self._known_locals
 
     def reverse_map(self, registered: Iterable[str] | None) -> ReverseMap:
         key = self._known_locals if registered is None else tuple(registered)
@@ -262,7 +274,7 @@ class Resolver:
         found = self._lookup(rmap, wire, trace)
         if found is not None:
             return found
-        for strip in self.rules.strips:
+        for strip in self.strips:
             if strip.case == "exact":
                 hit = wire.endswith(strip.suffix)
             else:

@@ -7,11 +7,20 @@ one precompiled regex at most); ``why_not`` runs only when tracing.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from bridge_rules.model import Case, ReverseScope
+from bridge_rules.patterns import Pattern
 from bridge_rules.source import Span
+
+
+@dataclass(frozen=True)
+class Strip:
+    """An inbound suffix strip (``inbound.strip_suffixes``) with where it was written."""
+
+    suffix: str
+    case: Case
+    span: Span
 
 
 @dataclass(frozen=True)
@@ -91,7 +100,7 @@ class PatternStage(CompiledStage):
     """``passthrough`` by prefix or regex; may also carry a names table."""
 
     prefix: str | None = None
-    pattern: re.Pattern[str] | None = None
+    pattern: Pattern | None = None
     table: TableStage | None = None
 
     def match(self, name: str) -> Hit | None:

@@ -246,7 +246,7 @@ def test_no_filters_by_default(eng: Engine) -> None:
 def test_schema_goes_through_the_binding_seam(eng: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[str] = []
 
-    def wire_schema(name: str, schema: Any) -> Any:
+    def wire_schema(_rt: object, name: str, schema: Any) -> Any:
         seen.append(name)
         return (
             {"type": "object", "properties": {"file_path": {"type": "string"}}}
@@ -254,7 +254,7 @@ def test_schema_goes_through_the_binding_seam(eng: Engine, monkeypatch: pytest.M
             else schema
         )
 
-    monkeypatch.setattr(eng, "wire_schema", wire_schema)
+    monkeypatch.setattr("bridge_rules.transform.outbound.wire_schema", wire_schema)
     out = eng.outbound(request(tools=[tool("read"), tool("ls")]), env=OPEN_ENV).payload
     assert seen == ["read", "ls"]
     assert out["tools"][0]["input_schema"]["properties"] == {"file_path": {"type": "string"}}

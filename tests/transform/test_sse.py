@@ -77,7 +77,9 @@ def test_names_rewritten_and_text_events_byte_identical(eng: Engine) -> None:
 def test_names_only_rules_change_nothing_but_names(
     eng: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(eng, "adapts_arguments", lambda name, registered=None: False)
+    monkeypatch.setattr(
+        "bridge_rules.transform.sse.adapts_arguments", lambda _rt, name, registered=None: False
+    )
     expected = EXAMPLE.replace(b'"name":"Read_ide"', b'"name":"read"').replace(
         b'"name":"mcp__pi__ls"', b'"name":"ls"'
     )

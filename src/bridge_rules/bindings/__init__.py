@@ -5,6 +5,6 @@ applies them wire -> local for the model's calls and local -> wire for history
 replay; :mod:`.schema` builds the schema the model is shown.
 """
 
-from bridge_rules.bindings.adapter import Adapter, Step, compile_binding
+from bridge_rules.bindings.adapter import Adapter, compile_binding
 
-__all__ = ["Adapter", "Step", "compile_binding"]
+__all__ = ["Adapter", "compile_binding"]

@@ -2,34 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from bridge_rules.bindings.ops import Compiled, Fn, OpError, compile_op
+from bridge_rules.bindings.ops import Compiled, OpError, compile_op
 from bridge_rules.diagnostics import Diagnostic, error
 from bridge_rules.model_bindings import Binding, op_kind
 from bridge_rules.source import Span
+from bridge_rules.steps import SpanOf, Step, run_steps
 
 HistoryMode = Literal["auto", "declared", "none"]
-
-
-@dataclass(frozen=True)
-class Step:
-    """One compiled operation with where it was written."""
-
-    kind: str
-    text: str
-    span: Span
-    run: Fn
-    exact: bool
-    reads: tuple[str, ...] = ()
-    writes: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"op": self.kind, "text": self.text, **self.span.to_dict()}
 
 
 @dataclass(frozen=True)
@@ -38,15 +23,6 @@ class Lossy:
 
     step: Step
     why: str
-
-
-def _apply(steps: tuple[Step, ...], arguments: Any) -> Any:
-    if not isinstance(arguments, dict) or not steps:
-        return arguments
-    work = dict(arguments)
-    for step in steps:
-        step.run(work)
-    return work
 
 
 def _trace(steps: tuple[Step, ...], arguments: Any) -> list[tuple[Step, Any]]:
@@ -90,16 +66,13 @@ class Adapter:
         return self.invertible and all(s.exact for s in self.steps)
 
     def to_local(self, arguments: Any) -> Any:
-        return _apply(self.steps, arguments)
+        return run_steps(self.steps, arguments)
 
     def to_wire(self, arguments: Any) -> Any:
-        return _apply(self.history, arguments)
+        return run_steps(self.history, arguments)
 
     def trace_local(self, arguments: Any) -> list[tuple[Step, Any]]:
         return _trace(self.steps, arguments)
-
-
-SpanOf = Callable[[tuple[str | int, ...]], Span]
 
 
 def _steps(
@@ -114,13 +87,13 @@ def _steps(
             diags.append(error(exc.code, str(exc), span))
             continue
         step = Step(
-            op_kind(op),
-            compiled.text,
-            span,
-            compiled.forward,
-            compiled.exact,
-            compiled.reads,
-            compiled.writes,
+            kind=op_kind(op),
+            text=compiled.text,
+            span=span,
+            run=compiled.forward,
+            exact=compiled.exact,
+            reads=compiled.reads,
+            writes=compiled.writes,
         )
         out.append((step, compiled))
     return out
@@ -147,7 +120,13 @@ def compile_binding(
                 lossy.append(Lossy(step, compiled.why_not or "not invertible"))
                 continue
             history.append(
-                Step(f"inverse {step.kind}", step.text, step.span, compiled.inverse, step.exact)
+                Step(
+                    kind=f"inverse {step.kind}",
+                    text=step.text,
+                    span=step.span,
+                    run=compiled.inverse,
+                    exact=step.exact,
+                )
             )
     else:
         mode = "declared"

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from bridge_rules.bindings.adapter import Adapter, Step
+from bridge_rules.bindings.adapter import Adapter
+from bridge_rules.steps import Step
 
 
 def _dump(value: Any) -> str:

@@ -21,8 +21,7 @@ from pydantic import BaseModel
 
 from bridge_rules import model_bindings as mb
 from bridge_rules.bindings.paths import MISSING, JsonPath, PathError, SimplePath, compile_path
-
-Fn = Callable[[dict[str, Any]], None]
+from bridge_rules.steps import Fn
 
 
 @dataclass(frozen=True)

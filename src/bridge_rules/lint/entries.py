@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from bridge_rules.compiler import CompiledRules
+from bridge_rules.compiled import CompiledRules
 from bridge_rules.source import Span
 from bridge_rules.stages import CompiledStage, PatternStage, TableStage
 

@@ -19,15 +19,18 @@ every module there, so no list has to be edited. Rules for checks:
 
 * never raise for bad rules: report a located diagnostic instead (an exception
   escaping a check is an internal error, exit 3);
-* use the compiled rules and the engine (``ctx.engine.resolver``) rather than
+* use the compiled rules and the runtime (``ctx.runtime.resolver``) rather than
   re-implementing resolution, so lint and the runtime cannot disagree;
 * anchor every diagnostic at the rule text (``ctx.span(file, path)`` or the
   spans compiled entries carry); put a winner or a cause in ``related``;
 * suppressions (``suppress:`` in a rule file) are applied by the runner, not by
   checks.
 
-The context is only built when the rule set compiled without errors, so a check
-can rely on ``ctx.engine`` being usable.
+The context is built whenever the files loaded and validated (compile errors
+such as a bad pattern leave that part out of the runtime), so every problem is
+reported in one run. ``bridge_rules.load()`` runs the same checks
+(:func:`bridge_rules.lint.analysis.analyse`), so an error here means the rule
+set does not load.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ import functools
 import importlib
 import pkgutil
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from bridge_rules.diagnostics import Diagnostic
@@ -44,9 +47,9 @@ from bridge_rules.pins import Pin, PinError, available, load_pin
 from bridge_rules.source import DocPath, Span
 
 if TYPE_CHECKING:
-    from bridge_rules.compiler import CompiledRules
+    from bridge_rules.compiled import CompiledRules
     from bridge_rules.compose import SourcedFile
-    from bridge_rules.engine import Engine
+    from bridge_rules.runtime import Runtime
 
 CheckFn = Callable[["LintContext"], Iterable[Diagnostic]]
 
@@ -90,26 +93,30 @@ class LintContext:
 
     ``pin`` is the Claude Code pin the set is checked against (the files' own,
     or ``--pin``); ``other_pins`` are the other pinned versions of the same
-    product (for drift hints), oldest first; ``local_pin`` is the local agent's
+    product (for drift hints), oldest first, loaded on first use; ``local_pin`` is the local agent's
     pin (e.g. ``pi@0.73.1``) or None; ``files`` are the loaded files in
     application order, each with its plain data and source map.
     """
 
-    engine: Engine
+    runtime: Runtime
     pin: Pin | None
-    other_pins: list[Pin] = field(default_factory=list)
 
     @property
     def rules(self) -> CompiledRules:
-        return self.engine.rules
+        return self.runtime.rules
 
     @property
     def local_pin(self) -> Pin | None:
-        return self.engine.rules.local_pin
+        return self.runtime.rules.local_pin
 
     @property
-    def files(self) -> list[SourcedFile]:
-        return self.engine.rules.files
+    def files(self) -> tuple[SourcedFile, ...]:
+        return self.runtime.rules.files
+
+    @functools.cached_property
+    def other_pins(self) -> list[Pin]:
+        """Only loaded when a check needs a drift hint."""
+        return other_pins_for(self.pin)
 
     def span(self, file: SourcedFile, path: DocPath, *, value: bool = False) -> Span:
         """Where ``path`` (e.g. ``("bindings", 0, "wire")``) was written in ``file``."""

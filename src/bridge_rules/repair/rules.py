@@ -4,18 +4,15 @@ so ``explain --args`` shows repairs beside binding operations)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from bridge_rules.bindings.adapter import Step
-from bridge_rules.bindings.ops import Fn
 from bridge_rules.model_bindings import EditShorthand, Repair, StripPipeline
 from bridge_rules.repair.jsnum import parse_float
 from bridge_rules.repair.pipeline import strip_extractors
-from bridge_rules.source import Span
-
-SpanOf = Callable[[tuple[str | int, ...]], Span]
+from bridge_rules.source import SourceMap
+from bridge_rules.steps import Fn, SpanOf, Step, entry_spans, run_steps
 
 
 def _alias_fn(aliases: dict[str, list[str]]) -> Callable[[dict[str, Any]], None]:
@@ -115,7 +112,9 @@ def _steps(entry: Repair, span_of: SpanOf) -> list[Step]:
     steps: list[Step] = []
 
     def add(key: str, text: str, fn: Fn) -> None:
-        steps.append(Step(f"repair {key}", text, span_of((key,)), fn, True))
+        steps.append(
+            Step(kind=f"repair {key}", text=text, span=span_of((key,)), run=fn, exact=True)
+        )
 
     rename = _alias_fn(entry.aliases)
     if entry.aliases:
@@ -137,29 +136,33 @@ def _steps(entry: Repair, span_of: SpanOf) -> list[Step]:
     return steps
 
 
-@dataclass
+@dataclass(frozen=True)
 class RepairSet:
     """Repair steps by local tool name; later files' entries for a tool replace earlier ones."""
 
-    steps: dict[str, tuple[Step, ...]] = field(default_factory=dict)
+    steps: Mapping[str, tuple[Step, ...]] = field(default_factory=dict)
 
     def repair(self, local: str, arguments: Any) -> Any:
         steps = self.steps.get(local)
-        if not steps or not isinstance(arguments, dict):
-            return arguments
-        work = dict(arguments)
-        for step in steps:
-            step.run(work)
-        return work
+        return run_steps(steps, arguments) if steps else arguments
 
     def has(self, local: str) -> bool:
         return local in self.steps
 
 
-def compile_repairs(entries: list[tuple[Repair, SpanOf]]) -> RepairSet:
-    out = RepairSet()
+def compile_repairs(entries: Iterable[tuple[Repair, SpanOf]]) -> RepairSet:
+    out: dict[str, tuple[Step, ...]] = {}
     for entry, span_of in entries:
         steps = tuple(_steps(entry, span_of))
         for tool in entry.tools():
-            out.steps[tool] = steps
-    return out
+            out[tool] = steps
+    return RepairSet(out)
+
+
+def compile_repair_section(files: Iterable[tuple[Iterable[Repair], SourceMap]]) -> RepairSet:
+    """The ``repair:`` entries of layered files (``(entries, source map)`` in order)."""
+    return compile_repairs(
+        (entry, entry_spans(smap, ("repair", index)))
+        for entries, smap in files
+        for index, entry in enumerate(entries)
+    )

@@ -1,10 +1,10 @@
 """Whole-payload rewriting: requests out, responses and SSE streams back.
 
-The functions here take an :class:`~bridge_rules.engine.Engine` and translate
-single calls only through its call seam (``outbound_call``, ``inbound_call``,
-``wire_schema``, ``adapts_arguments``), so argument bindings live in one place.
-Use them through the engine: ``eng.outbound``, ``eng.inbound``,
-``eng.inbound_stream`` and ``eng.inbound_stream_async``.
+The functions here take a compiled :class:`~bridge_rules.runtime.Runtime` and
+translate single calls only through the call seam (:mod:`bridge_rules.calls`),
+so argument bindings live in one place. The public facade forwards to them:
+``eng.outbound``, ``eng.inbound``, ``eng.inbound_stream`` and
+``eng.inbound_stream_async``; the proxy calls them directly.
 """
 
 from bridge_rules.transform.inbound import rewrite_message

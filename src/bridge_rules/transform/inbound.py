@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from bridge_rules.transform.plan import plan_for
+from bridge_rules.calls import inbound_call
+from bridge_rules.runtime import Runtime
 from bridge_rules.transform.recover import recover_tool_calls
-
-if TYPE_CHECKING:
-    from bridge_rules.engine import Engine
 
 
 def freeze(registered: Iterable[str] | None) -> tuple[str, ...] | None:
@@ -17,7 +15,7 @@ def freeze(registered: Iterable[str] | None) -> tuple[str, ...] | None:
     return None if registered is None else tuple(registered)
 
 
-def rewrite_block(engine: Engine, block: Any, registered: tuple[str, ...] | None) -> Any:
+def rewrite_block(rt: Runtime, block: Any, registered: tuple[str, ...] | None) -> Any:
     """A ``tool_use`` block with its name mapped back and its input adapted; others as they are."""
     if not isinstance(block, dict) or block.get("type") != "tool_use":
         return block
@@ -25,16 +23,16 @@ def rewrite_block(engine: Engine, block: Any, registered: tuple[str, ...] | None
     if not isinstance(name, str):
         return block
     if "input" not in block:
-        local = engine.inbound_name(name, registered)
+        local = rt.inbound_name(name, registered)
         return block if local is None or local == name else {**block, "name": local}
     args = block["input"]
-    call = engine.inbound_call(name, args, registered)
+    call = inbound_call(rt, name, args, registered)
     if call.name == name and call.arguments is args:
         return block
     return {**block, "name": call.name, "input": call.arguments}
 
 
-def rewrite_message(engine: Engine, message: Any, registered: Iterable[str] | None = None) -> Any:
+def rewrite_message(rt: Runtime, message: Any, registered: Iterable[str] | None = None) -> Any:
     """A new message with tool calls in local shape; unknown tools and shapes untouched."""
     if not isinstance(message, dict):
         return message
@@ -45,13 +43,13 @@ def rewrite_message(engine: Engine, message: Any, registered: Iterable[str] | No
         return out
     new_content: list[Any] | None = None
     for i, block in enumerate(content):
-        new_block = rewrite_block(engine, block, reg)
+        new_block = rewrite_block(rt, block, reg)
         if new_block is not block:
             if new_content is None:
                 new_content = list(content)
             new_content[i] = new_block
     if new_content is not None:
         out["content"] = new_content
-    if plan_for(engine).recover_tool_calls:
-        recover_tool_calls(engine, out, reg)
+    if rt.plan.recover_tool_calls:
+        recover_tool_calls(rt, out, reg)
     return out

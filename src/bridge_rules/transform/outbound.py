@@ -10,13 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from bridge_rules.calls import history_plan
-from bridge_rules.transform.plan import API, Plan, plan_for
-
-if TYPE_CHECKING:
-    from bridge_rules.engine import Engine
+from bridge_rules.calls import wire_schema
+from bridge_rules.runtime import Runtime
+from bridge_rules.textplan import API, Plan
 
 _UNTYPED = ("", "custom")
 
@@ -53,20 +51,21 @@ def _filtered(name: str, plan: Plan, direct: set[str]) -> bool:
 
 
 class _Rewriter:
-    def __init__(self, engine: Engine, plan: Plan) -> None:
-        self.engine = engine
-        self.plan = plan
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+        self.plan = rt.plan
         self.renames: dict[str, str] = {}
         self.typed: set[str] = set()
         self.dropped: list[str] = []
         self.registered: list[str] = []
+        self.history = rt.history
 
     def wire(self, name: str) -> str:
         if name in self.typed:
             return name
         wire = self.renames.get(name)
         if wire is None:
-            wire = self.engine.outbound_name(name)
+            wire = self.rt.outbound_name(name)
             if wire != name:
                 self.renames[name] = wire
         return wire
@@ -104,9 +103,9 @@ class _Rewriter:
                 new_tool = {**tool, "name": wire}
             if "input_schema" in tool:
                 schema = tool["input_schema"]
-                wire_schema = self.engine.wire_schema(name, schema)
-                if wire_schema is not schema and wire_schema != schema:
-                    new_tool = {**new_tool, "input_schema": wire_schema}
+                advertised = wire_schema(self.rt, name, schema)
+                if advertised is not schema and advertised != schema:
+                    new_tool = {**new_tool, "input_schema": advertised}
             changed = changed or new_tool is not tool
             out.append(new_tool)
         return out if changed else None
@@ -119,9 +118,7 @@ class _Rewriter:
             wire = self.wire(name)
             return block if wire == name else {**block, "name": wire}
         args = block["input"]
-        plans = self.engine.history_plans
-        plan = plans.get(name) or history_plan(self.engine, name)
-        wire, convert = plan
+        wire, convert = self.history.get(name) or self.rt.history_plan(name)
         new_args = convert(args) if convert is not None else args
         if wire == name:
             if new_args is args:
@@ -220,7 +217,7 @@ def _tool_names(tools: Any) -> list[str]:
 
 
 def rewrite_outbound(
-    engine: Engine,
+    rt: Runtime,
     payload: Any,
     model: str | None = None,
     env: Mapping[str, str] | None = None,
@@ -229,7 +226,7 @@ def rewrite_outbound(
     if not isinstance(payload, dict):
         return OutboundResult(payload, gate_reason="the payload is not a JSON object")
     model_id = model if model is not None else payload.get("model")
-    decision = engine.gate_decision({"api": API, "id": model_id}, env)
+    decision = rt.gate_decision({"api": API, "id": model_id}, env)
     if not decision.open:
         return OutboundResult(
             dict(payload),
@@ -237,8 +234,8 @@ def rewrite_outbound(
             registered=_tool_names(payload.get("tools")),
             gate_reason=decision.reason,
         )
-    plan = plan_for(engine)
-    rw = _Rewriter(engine, plan)
+    plan = rt.plan
+    rw = _Rewriter(rt)
     out = dict(payload)
     tools = payload.get("tools")
     if isinstance(tools, list):

@@ -9,12 +9,12 @@ recovered, so prose that merely mentions the tag is left alone.
 from __future__ import annotations
 
 import hashlib
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
-if TYPE_CHECKING:
-    from bridge_rules.engine import Engine
+from bridge_rules.calls import inbound_call
+from bridge_rules.runtime import Runtime
 
 OPEN = "<tool_call>"
 CLOSE = "</tool_call>"
@@ -44,7 +44,7 @@ def _parse(body: str) -> tuple[str, dict[str, Any]] | None:
 
 
 def _extract(
-    engine: Engine, text: str, registered: tuple[str, ...] | None, known: set[str]
+    rt: Runtime, text: str, registered: tuple[str, ...] | None, known: set[str]
 ) -> tuple[str, list[tuple[str, Any]]]:
     """The text with recovered tags removed, and the (local name, input) calls found."""
     calls: list[tuple[str, Any]] = []
@@ -60,7 +60,7 @@ def _extract(
         parsed = _parse(text[start + len(OPEN) : end].strip())
         after = end + len(CLOSE)
         if parsed is not None:
-            call = engine.inbound_call(parsed[0], parsed[1], registered)
+            call = inbound_call(rt, parsed[0], parsed[1], registered)
             if call.name in known:
                 kept.append(text[pos:start])
                 calls.append((call.name, call.arguments))
@@ -78,7 +78,7 @@ def _id(message: dict[str, Any], index: int, body: str) -> str:
 
 
 def recover_tool_calls(
-    engine: Engine, message: dict[str, Any], registered: tuple[str, ...] | None
+    rt: Runtime, message: dict[str, Any], registered: tuple[str, ...] | None
 ) -> None:
     """Rewrite ``message`` (already a private copy) in place: text tags -> tool_use blocks."""
     content = message.get("content")
@@ -89,7 +89,7 @@ def recover_tool_calls(
         for b in content
     ):
         return
-    known = set(engine.known_locals() if registered is None else registered)
+    known = set(rt.known_locals if registered is None else registered)
     out: list[Any] = []
     recovered = 0
     for block in content:
@@ -97,7 +97,7 @@ def recover_tool_calls(
         if not isinstance(text, str) or block.get("type") != "text" or OPEN not in text:
             out.append(block)
             continue
-        rest, calls = _extract(engine, text, registered, known)
+        rest, calls = _extract(rt, text, registered, known)
         if not calls:
             out.append(block)
             continue

@@ -20,14 +20,13 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
+from bridge_rules.calls import adapts_arguments, inbound_call
+from bridge_rules.runtime import Runtime
 from bridge_rules.transform.inbound import freeze
-
-if TYPE_CHECKING:
-    from bridge_rules.engine import Engine
 
 # Two line ends in a row end an event; a CR is a line end on its own only when no LF follows.
 _BOUNDARY = re.compile(rb"(?:\r\n|\n|\r(?!\n))(?:\r\n|\n|\r(?!\n))")
@@ -97,8 +96,8 @@ def _rebuild(event: _Event, data: Any) -> bytes:
 class StreamRewriter:
     """Feed bytes in any chunking; get rewritten bytes out. ``close()`` flushes the tail."""
 
-    def __init__(self, engine: Engine, registered: Iterable[str] | None = None) -> None:
-        self.engine = engine
+    def __init__(self, rt: Runtime, registered: Iterable[str] | None = None) -> None:
+        self.rt = rt
         self.registered = freeze(registered)
         self._buf = bytearray()
         self._scan = 0
@@ -190,19 +189,19 @@ class StreamRewriter:
         name = block.get("name")
         if not isinstance(name, str):
             return event.raw
-        engine, reg = self.engine, self.registered
+        rt, reg = self.rt, self.registered
         new_block = block
-        if engine.adapts_arguments(name, reg):
+        if adapts_arguments(rt, name, reg):
             args = block.get("input")
             if isinstance(args, dict) and args:  # whole input up front: adapt it here
-                call = engine.inbound_call(name, args, reg)
+                call = inbound_call(rt, name, args, reg)
                 new_block = {**block, "name": call.name, "input": call.arguments}
             else:
                 index = data.get("index")
                 if isinstance(index, int):
                     self._held[index] = _Held(name)
         if new_block is block:
-            local = engine.inbound_name(name, reg)
+            local = rt.inbound_name(name, reg)
             if local is not None and local != name:
                 new_block = {**block, "name": local}
         if new_block is block:
@@ -219,7 +218,7 @@ class StreamRewriter:
                 args = None
         if not isinstance(args, dict):
             return b"".join(held.raw) + event.raw
-        call = self.engine.inbound_call(held.wire, args, self.registered)
+        call = inbound_call(self.rt, held.wire, args, self.registered)
         delta = {
             "type": "content_block_delta",
             "index": index,
@@ -241,9 +240,9 @@ class StreamRewriter:
 
 
 def rewrite_stream(
-    engine: Engine, chunks: Iterable[bytes], registered: Iterable[str] | None = None
+    rt: Runtime, chunks: Iterable[bytes], registered: Iterable[str] | None = None
 ) -> Iterator[bytes]:
-    rw = StreamRewriter(engine, registered)
+    rw = StreamRewriter(rt, registered)
     for chunk in chunks:
         out = rw.feed(chunk)
         if out:
@@ -254,9 +253,9 @@ def rewrite_stream(
 
 
 async def rewrite_stream_async(
-    engine: Engine, chunks: AsyncIterable[bytes], registered: Iterable[str] | None = None
+    rt: Runtime, chunks: AsyncIterable[bytes], registered: Iterable[str] | None = None
 ) -> AsyncIterator[bytes]:
-    rw = StreamRewriter(engine, registered)
+    rw = StreamRewriter(rt, registered)
     async for chunk in chunks:
         out = rw.feed(chunk)
         if out:

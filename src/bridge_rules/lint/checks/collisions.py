@@ -2,7 +2,8 @@
 
 BR203 comes from the resolver's own reverse map (the one inbound resolution
 uses), so lint and the runtime agree on what collides, case-insensitive
-collisions included. BR302 covers what the reverse map cannot see: a renaming
+collisions included. This is the only place collisions are reported; ``load()``
+runs it too, with the same suppressions. BR302 covers what the reverse map cannot see: a renaming
 entry whose target is a name the rules also declare as passing through
 unchanged, so a local tool of that name and the renamed one would both be sent.
 """
@@ -21,7 +22,7 @@ from bridge_rules.source import Span
 def collisions(ctx: LintContext) -> Iterator[Diagnostic]:
     """Two local tools resolving to one wire name (exactly or ignoring case)."""
     anchor = ctx.files[-1].doc.source_map.key_span(())
-    for found in ctx.engine.collisions():
+    for found in ctx.runtime.resolver.reverse_map(None).collisions:
         spans = [s for s in found.spans if s is not None]
         span = spans[-1] if spans else anchor
         related = tuple(Related("also resolves here", s) for s in dict.fromkeys(spans) if s != span)
@@ -31,7 +32,7 @@ def collisions(ctx: LintContext) -> Iterator[Diagnostic]:
 @check("pass-through-collisions", codes=("BR302",))
 def renamed_onto_pass_through(ctx: LintContext) -> Iterator[Diagnostic]:
     """A renaming entry targets a name the rules list as passing through unchanged."""
-    resolver = ctx.engine.resolver
+    resolver = ctx.runtime.resolver
     for entry in written_entries(ctx.rules):
         if not entry.renames or entry.wire == entry.key:
             continue

@@ -8,7 +8,7 @@ loser, with the winner's location as related information.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from bridge_rules.diagnostics import Diagnostic, Related, warning
 from bridge_rules.lint.entries import Entry, written_entries
@@ -23,7 +23,7 @@ def _spellings(entry: Entry) -> list[str]:
     return list(dict.fromkeys([entry.key, entry.key.lower(), entry.key.upper()]))
 
 
-def _earlier_hit(stages: list[CompiledStage], name: str) -> tuple[CompiledStage, Hit] | None:
+def _earlier_hit(stages: Sequence[CompiledStage], name: str) -> tuple[CompiledStage, Hit] | None:
     for stage in stages:
         hit = stage.match(name)
         if hit is not None:

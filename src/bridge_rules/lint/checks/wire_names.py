@@ -1,8 +1,6 @@
 """BR305-BR307: names the Messages API would reject.
 
-The API accepts tool names matching ``^[a-zA-Z0-9_-]{1,64}$``; Claude Code
-reads ``mcp__<server>__<tool>`` by splitting at the first ``__`` after the
-``mcp__``, so a server segment cannot itself contain ``__``. Names produced by
+The rules for a valid name live in :mod:`bridge_rules.wirenames`. Names produced by
 a prefix stage are checked for every local tool the rules know, because a name
 that fits alone may not once ``mcp__pi__`` is in front of it.
 """
@@ -16,30 +14,7 @@ from bridge_rules.diagnostics import Diagnostic, Related, error
 from bridge_rules.lint.entries import local_spans, written_entries
 from bridge_rules.lint.registry import LintContext, check
 from bridge_rules.stages import PrefixStage
-
-WIRE_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-MAX_LEN = 64
-
-
-def mcp_problem(name: str) -> str | None:
-    """Why ``name`` (starting with ``mcp__``) is not ``mcp__<server>__<tool>``, or None."""
-    server, sep, tool = name[len("mcp__") :].partition("__")
-    if not sep or not server:
-        return "is not of the form mcp__<server>__<tool>"
-    if not tool:
-        return "has an empty tool segment (mcp__<server>__<tool>)"
-    return None
-
-
-def name_problem(name: str) -> str | None:
-    if not WIRE_NAME.match(name):
-        bad = sorted({c for c in name if not re.match(r"[a-zA-Z0-9_-]", c)})
-        if not name:
-            return "is empty"
-        if len(name) > MAX_LEN:
-            return f"is {len(name)} characters long (the API allows {MAX_LEN})"
-        return "contains " + ", ".join(repr(c) for c in bad) + " (allowed: a-z A-Z 0-9 _ -)"
-    return None
+from bridge_rules.wirenames import MAX_LEN, mcp_problem, name_problem
 
 
 @check("wire-names", codes=("BR305", "BR306"))
@@ -77,7 +52,7 @@ def written_wire_names(ctx: LintContext) -> Iterator[Diagnostic]:
 @check("prefixed-names", codes=("BR305", "BR307"))
 def prefixed_names(ctx: LintContext) -> Iterator[Diagnostic]:
     """Known local tools that a prefix stage turns into names the API rejects."""
-    resolver = ctx.engine.resolver
+    resolver = ctx.runtime.resolver
     for local, span in local_spans(ctx.rules).items():
         out = resolver.outbound(local)
         stage = out.stage

@@ -1,0 +1,57 @@
+"""What a rule set says once layered and compiled, with the provenance of every part.
+
+This is the rule author's view (files, stages, bindings, pins, suppressions, each
+with where it was written) that lint, explain and drift read. The request path
+reads the :class:`~bridge_rules.runtime.Runtime` built from it instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from bridge_rules.bindings.adapter import Adapter
+from bridge_rules.compose import SourcedFile
+from bridge_rules.diagnostics import Diagnostic
+from bridge_rules.gate import CompiledGate
+from bridge_rules.model import Filters, Suppression, TextRules
+from bridge_rules.model_bindings import Binding
+from bridge_rules.pins import Pin
+from bridge_rules.repair.rules import RepairSet
+from bridge_rules.source import Span
+from bridge_rules.stages import CompiledStage, Strip
+
+
+@dataclass(frozen=True)
+class CompiledBinding:
+    binding: Binding
+    span: Span
+    file: SourcedFile
+    index: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompiledRules:
+    files: tuple[SourcedFile, ...]
+    stages: tuple[CompiledStage, ...]
+    gate: CompiledGate
+    inbound_case: str
+    strips: tuple[Strip, ...]
+    bindings: Mapping[str, CompiledBinding]
+    pin: Pin | None
+    pin_span: Span | None
+    local_pin: Pin | None
+    local_tools: tuple[tuple[str, Span], ...]
+    text: TextRules | None
+    filters: Filters | None
+    suppressions: tuple[tuple[Suppression, Span], ...]
+    diagnostics: tuple[Diagnostic, ...] = ()
+    adapters: Mapping[str, Adapter] = field(default_factory=dict)
+    repairs: RepairSet = field(default_factory=RepairSet)
+
+    @property
+    def name(self) -> str:
+        for sourced in reversed(self.files):
+            if sourced.rules.name:
+                return sourced.rules.name
+        return self.files[-1].doc.path if self.files else "(empty)"

@@ -1,0 +1,69 @@
+"""The compiled rule set as the request path sees it: one object, built once at load.
+
+Everything a request needs is here, precomputed: the name resolver, the gate
+with its pattern compiled, the text and filter plan, the binding adapters that
+actually decide a tool's wire name, the repair steps, and the history-replay
+plan of every local name the rules know. Nothing below compiles, parses or
+walks rule models per request; the payload rewriters (:mod:`bridge_rules.transform`),
+the call seam (:mod:`bridge_rules.calls`), ``explain`` and the proxy all take a
+``Runtime``. :class:`bridge_rules.Engine` is only the public facade over one.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from bridge_rules.bindings.adapter import Adapter
+from bridge_rules.compiled import CompiledRules
+from bridge_rules.gate import CompiledGate, GateDecision, decide
+from bridge_rules.names import Resolver
+from bridge_rules.repair.rules import RepairSet
+from bridge_rules.textplan import Plan
+
+Converter = Callable[[Any], Any]
+HistoryPlan = tuple[str, Converter | None]
+"""How a local call is replayed in history: its wire name and argument converter (None: as is)."""
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class Runtime:
+    """Immutable after the compiler builds it; safe to share between threads and tasks.
+
+    (The resolver memoises name resolutions; its caches only gain whole entries.)
+    """
+
+    rules: CompiledRules
+    resolver: Resolver
+    gate: CompiledGate
+    plan: Plan
+    adapters: Mapping[str, Adapter]
+    """Binding adapters by local name, only where the binding is what names the tool on the
+    wire (an earlier stage may win, and then the arguments must not be reshaped)."""
+    repairs: RepairSet
+    history: Mapping[str, HistoryPlan]
+
+    @property
+    def known_locals(self) -> tuple[str, ...]:
+        """The local names the rules know: what ``registered=None`` means."""
+        return self.resolver.known_locals
+
+    def outbound_name(self, name: str) -> str:
+        return self.resolver.outbound(name).wire
+
+    def inbound_name(self, name: str, registered: Iterable[str] | None = None) -> str | None:
+        return self.resolver.inbound(name, registered)
+
+    def history_plan(self, local: str) -> HistoryPlan:
+        """Precomputed for every known name; any other name only changes its name."""
+        plan = self.history.get(local)
+        if plan is None:
+            plan = (self.resolver.outbound(local).wire, None)
+        return plan
+
+    def gate_decision(
+        self, model: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None
+    ) -> GateDecision:
+        return decide(self.gate, model, os.environ if env is None else env)
