@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from bridge_rules.version import __version__
 
 __all__ = ["Diagnostic", "Engine", "RulesError", "Severity", "__version__", "load"]
 

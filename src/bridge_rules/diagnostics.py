@@ -24,10 +24,6 @@ class Severity(str, enum.Enum):
     WARNING = "warning"
     INFO = "info"
 
-    @property
-    def rank(self) -> int:
-        return {"error": 2, "warning": 1, "info": 0}[self.value]
-
 
 @dataclass(frozen=True)
 class Related:

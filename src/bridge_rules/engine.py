@@ -8,7 +8,7 @@ boundary and nothing else. No module below this one imports it.
 from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bridge_rules import calls
 from bridge_rules.calls import ToolCall
@@ -19,13 +19,9 @@ from bridge_rules.gate import GateDecision
 from bridge_rules.names import Collision, Resolver
 from bridge_rules.ruleset import RuleRef, load_analysis
 from bridge_rules.runtime import Runtime
-from bridge_rules.transform import (
-    OutboundResult,
-    rewrite_message,
-    rewrite_outbound,
-    rewrite_stream,
-    rewrite_stream_async,
-)
+
+if TYPE_CHECKING:
+    from bridge_rules.transform import OutboundResult
 
 __all__ = ["Engine", "RuleRef", "load"]
 
@@ -135,6 +131,8 @@ class Engine:
         names of the tools sent, to pass back to :meth:`inbound`. Malformed
         shapes pass through; this never raises on the payload.
         """
+        from bridge_rules.transform import rewrite_outbound  # not needed by explain/lint
+
         if model is not None:
             _name(model, "model")
         return rewrite_outbound(self.runtime, payload, model, env)
@@ -145,6 +143,8 @@ class Engine:
         ``registered``: the request's local tool names (``OutboundResult.registered``);
         None means every local name the rules know.
         """
+        from bridge_rules.transform import rewrite_message
+
         return rewrite_message(self.runtime, message, _names(registered))
 
     def inbound_stream(
@@ -155,12 +155,16 @@ class Engine:
         Events no rule changes come out byte for byte; only the argument deltas
         of a call whose binding adapts arguments are held, until the block stops.
         """
+        from bridge_rules.transform import rewrite_stream
+
         return rewrite_stream(self.runtime, chunks, _names(registered))
 
     def inbound_stream_async(
         self, chunks: AsyncIterable[bytes], registered: Iterable[str] | None = None
     ) -> AsyncIterator[bytes]:
         """:meth:`inbound_stream` over an async iterable (an ASGI/httpx body)."""
+        from bridge_rules.transform import rewrite_stream_async
+
         return rewrite_stream_async(self.runtime, chunks, _names(registered))
 
     # --------------------------------------------------------- explain

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from bridge_rules.model import Gate
 from bridge_rules.patterns import Pattern
 from bridge_rules.source import Span
+
+_SEEN_LIMIT = 1024
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -19,6 +21,23 @@ class CompiledGate:
     span: Span | None = None
     model_re: Pattern | None = None
     apis: frozenset[str] | None = None
+    _seen: dict[str, bool] = field(default_factory=dict, repr=False, compare=False)
+
+    def model_matches(self, model_id: str) -> bool:
+        """Whether the model pattern is found in ``model_id``, memoised per id.
+
+        Clients send the same few model ids on every request, and one RE2 search
+        through its Python wrapper costs several microseconds; a dict lookup does
+        not. The memo is bounded, and only gains whole entries, so it is safe to share.
+        """
+        assert self.model_re is not None
+        found = self._seen.get(model_id)
+        if found is None:
+            found = self.model_re.search(model_id) is not None
+            if len(self._seen) >= _SEEN_LIMIT:
+                self._seen.clear()
+            self._seen[model_id] = found
+        return found
 
     def describe(self) -> str:
         """One line for ``explain``: what the gate checks, in evaluation order."""
@@ -71,7 +90,7 @@ def decide(
         return GateDecision(False, f"api {api!r} is not {wanted}")
     if gate.model_re is not None and not forced:
         model_id = info.get("id") or ""
-        if not isinstance(model_id, str) or not gate.model_re.search(model_id):
+        if not isinstance(model_id, str) or not gate.model_matches(model_id):
             shown = (
                 model_id
                 if not isinstance(model_id, str) or len(model_id) <= 200

@@ -13,8 +13,6 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from bridge_rules.model_bindings import Binding, Repair
 
-FORMAT_VERSION = 1
-
 Case = Literal["exact", "insensitive"]
 ReverseScope = Literal["registered", "always", "none"]
 

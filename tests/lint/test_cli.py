@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 
 from bridge_rules.cli.app import main
-from bridge_rules.lint import registry
+from bridge_rules.lint import catalogue, registry
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "fixtures"
@@ -76,15 +76,15 @@ def test_internal_error_exits_3(
     def broken(ctx: registry.LintContext) -> list[object]:
         raise RuntimeError("boom")
 
-    registry.load_checks()
+    catalogue.load_checks()
     check = registry.Check("zz-broken", broken, (), "")  # type: ignore[arg-type]
     monkeypatch.setitem(registry.REGISTRY, "zz-broken", check)
-    registry.load_checks.cache_clear()
+    catalogue.load_checks.cache_clear()
     try:
         code, _, err = run(capsys, "br301-pass.yaml")
     finally:
         monkeypatch.undo()
-        registry.load_checks.cache_clear()
+        catalogue.load_checks.cache_clear()
     assert code == 3
     assert "internal error" in err
     assert "Traceback" not in err

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from bridge_rules.codes import CODES
-from bridge_rules.lint.registry import load_checks
+from bridge_rules.lint.catalogue import load_checks
 from bridge_rules.lint.runner import lint_target
 
 LINT_CODES = sorted(

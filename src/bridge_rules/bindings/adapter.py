@@ -25,17 +25,6 @@ class Lossy:
     why: str
 
 
-def _trace(steps: tuple[Step, ...], arguments: Any) -> list[tuple[Step, Any]]:
-    if not isinstance(arguments, dict):
-        return []
-    work = dict(arguments)
-    out = []
-    for step in steps:
-        step.run(work)
-        out.append((step, dict(work)))
-    return out
-
-
 @dataclass(frozen=True)
 class Adapter:
     """Everything the runtime needs for one binding; built by :func:`compile_binding`."""
@@ -70,9 +59,6 @@ class Adapter:
 
     def to_wire(self, arguments: Any) -> Any:
         return run_steps(self.history, arguments)
-
-    def trace_local(self, arguments: Any) -> list[tuple[Step, Any]]:
-        return _trace(self.steps, arguments)
 
 
 def _steps(

@@ -74,7 +74,6 @@ class JsonPath:
 
     text: str
     parents: Callable[[Any], list[Any]]
-    parent_text: str
     last: str
 
 
@@ -96,4 +95,4 @@ def compile_path(text: str) -> SimplePath | JsonPath:
         isinstance(expr, Child) and isinstance(expr.right, Fields) and len(expr.right.fields) == 1
     ):
         raise PathError(f"JSONPath '{text}' must end in one field name, e.g. '$.edits[*].old'")
-    return JsonPath(text, expr.left.find, str(expr.left), str(expr.right.fields[0]))
+    return JsonPath(text, expr.left.find, str(expr.right.fields[0]))

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
-from typing import Annotated, Any, NoReturn, Optional, TypeVar
+from typing import Annotated, Any, NoReturn, Optional
 
 import typer
 
@@ -27,12 +26,10 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
-F = TypeVar("F", bound=Callable[..., Any])
-
 
 def _version(value: bool) -> None:
     if value:
-        from bridge_rules import __version__
+        from bridge_rules.version import __version__
 
         sys.stdout.write(f"bridge-rules {__version__}\n")
         raise typer.Exit(0)

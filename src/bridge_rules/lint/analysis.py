@@ -22,7 +22,8 @@ from pathlib import Path
 from bridge_rules.compiler import compile_rules
 from bridge_rules.compose import RuleSource, SourcedFile, load_sources
 from bridge_rules.diagnostics import Diagnostic, Severity, has_errors, sort_diagnostics, warning
-from bridge_rules.lint.registry import LintContext, load_checks
+from bridge_rules.lint.catalogue import load_checks
+from bridge_rules.lint.registry import LintContext
 from bridge_rules.model import Suppression
 from bridge_rules.pins import Pin
 from bridge_rules.runtime import Runtime

@@ -14,7 +14,8 @@ A check is a function registered under a name; it receives a
             if ctx.pin is not None and not ctx.pin.has_tool(name):
                 yield error("BR3xx", f"'{name}' ...", span)
 
-Put the module in ``bridge_rules/lint/checks/``; :func:`load_checks` imports
+Put the module in ``bridge_rules/lint/checks/``;
+:func:`bridge_rules.lint.catalogue.load_checks` imports
 every module there, so no list has to be edited. Rules for checks:
 
 * never raise for bad rules: report a located diagnostic instead (an exception
@@ -36,8 +37,6 @@ set does not load.
 from __future__ import annotations
 
 import functools
-import importlib
-import pkgutil
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -75,16 +74,6 @@ def check(name: str, codes: Iterable[str] = ()) -> Callable[[CheckFn], CheckFn]:
         return func
 
     return register
-
-
-@functools.cache
-def load_checks() -> tuple[Check, ...]:
-    """Import every module of ``bridge_rules.lint.checks`` and return the registry, by name."""
-    from bridge_rules.lint import checks
-
-    for info in sorted(pkgutil.iter_modules(checks.__path__), key=lambda i: i.name):
-        importlib.import_module(f"{checks.__name__}.{info.name}")
-    return tuple(REGISTRY[name] for name in sorted(REGISTRY))
 
 
 @dataclass

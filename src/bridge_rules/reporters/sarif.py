@@ -11,11 +11,11 @@ from collections.abc import Sequence
 from pathlib import PurePath
 from typing import Any, TextIO
 
-from bridge_rules import __version__
 from bridge_rules.codes import CODES
 from bridge_rules.diagnostics import Diagnostic, Severity
 from bridge_rules.reporters import Summary
 from bridge_rules.source import Span
+from bridge_rules.version import __version__
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}

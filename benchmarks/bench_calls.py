@@ -1,4 +1,4 @@
-"""``python -m bridge_rules.bench_calls``: the cost of adapting one tool call's arguments.
+"""``python benchmarks/bench_calls.py``: the cost of adapting one tool call's arguments.
 
 Reported in microseconds per call and as a ratio against a floor measured in
 the same run (an orjson loads+dumps round trip of the same arguments, the least

@@ -1,4 +1,4 @@
-"""``python -m bridge_rules.bench``: the rewriters measured against an orjson floor, in one run.
+"""``python benchmarks/bench_outbound.py``: the rewriters against an orjson floor, in one run.
 
 Payloads are deterministic and shaped like pi's real requests (its system
 prompt and tools from a capture, then a long history of text, ``tool_use`` and
@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from bridge_rules.engine import Engine, load
+from bridge_rules import Engine, load
 
 _WORDS = [
     "the",
@@ -174,7 +174,9 @@ def _sse(events: int) -> tuple[bytes, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bridge_rules.bench", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python benchmarks/bench_outbound.py", description=__doc__
+    )
     parser.add_argument("--rules", action="append", help="rules to load (default: packaged)")
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
     args = parser.parse_args(argv)
