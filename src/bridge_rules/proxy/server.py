@@ -14,6 +14,7 @@ import uvicorn
 
 from bridge_rules.proxy.app import ProxyApp
 from bridge_rules.proxy.config import ENV_VAR, ProxyConfig
+from bridge_rules.proxy.gcpause import freeze_loaded
 from bridge_rules.proxy.obs import configure_logging
 
 UVICORN_OPTIONS: dict[str, Any] = {
@@ -29,6 +30,7 @@ def serve(config: ProxyConfig, app: ProxyApp, host: str, port: int, workers: int
     """Serve until interrupted; several workers share one listening socket."""
     configure_logging()
     if workers <= 1:
+        freeze_loaded()
         uvicorn.Server(uvicorn.Config(app, host=host, port=port, **UVICORN_OPTIONS)).run()
         return
     os.environ[ENV_VAR] = config.to_env()

@@ -22,8 +22,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
+from bridge_rules import jsonio
 from bridge_rules.calls import adapts_arguments, inbound_call
 from bridge_rules.runtime import Runtime
 from bridge_rules.transform.inbound import freeze
@@ -83,7 +82,7 @@ def _is_data(line: bytes) -> bool:
 
 def _rebuild(event: _Event, data: Any) -> bytes:
     """The event with its data replaced; other fields, comments and the line ending kept."""
-    payload = b"data: " + orjson.dumps(data)
+    payload = b"data: " + jsonio.dumps(data)
     lines = []
     for i, line in enumerate(event.lines):
         if i == event.data_at:
@@ -150,8 +149,8 @@ class StreamRewriter:
         if event.data_at < 0:
             return raw
         try:
-            data: Any = orjson.loads(event.data)
-        except orjson.JSONDecodeError:
+            data: Any = jsonio.loads(event.data)
+        except jsonio.JSONDecodeError:
             return raw
         if kind is None and isinstance(data, dict) and isinstance(data.get("type"), str):
             kind = data["type"]
@@ -213,8 +212,8 @@ class StreamRewriter:
         args: Any = None
         if held.clean:
             try:
-                args = orjson.loads(text) if text.strip() else {}
-            except orjson.JSONDecodeError:
+                args = jsonio.loads(text) if text.strip() else {}
+            except jsonio.JSONDecodeError:
                 args = None
         if not isinstance(args, dict):
             return b"".join(held.raw) + event.raw
@@ -224,12 +223,12 @@ class StreamRewriter:
             "index": index,
             "delta": {
                 "type": "input_json_delta",
-                "partial_json": orjson.dumps(call.arguments).decode(),
+                "partial_json": jsonio.dumps(call.arguments).decode(),
             },
         }
         head = b"event: content_block_delta" + event.eol if event.name is not None else b""
         eol = event.eol
-        return head + b"data: " + orjson.dumps(delta) + eol + eol + event.raw
+        return head + b"data: " + jsonio.dumps(delta) + eol + eol + event.raw
 
     def _release_all(self) -> bytes:
         if not self._held:
