@@ -21,6 +21,7 @@ UVICORN_OPTIONS: dict[str, Any] = {
     "access_log": False,  # ours is structured and says more
     "server_header": False,  # the upstream's own headers go back, not ours
     "date_header": False,
+    "proxy_headers": False,  # the proxy never reads the client address; skip the middleware
     "lifespan": "on",
     "log_level": "warning",
 }
