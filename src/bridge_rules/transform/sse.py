@@ -193,15 +193,15 @@ class StreamRewriter:
         return raw
 
     def _start(self, event: _Event, data: dict[str, Any]) -> bytes:
+        index = data.get("index")
+        if isinstance(index, int) and index in self._held:  # a duplicate start: flush first
+            return self._flush(index) + self._start(event, data)
         block = data.get("content_block")
         if not isinstance(block, dict) or block.get("type") != "tool_use":
             return event.raw
         name = block.get("name")
         if not isinstance(name, str):
             return event.raw
-        index = data.get("index")
-        if isinstance(index, int) and index in self._held:  # a duplicate start: flush first
-            return self._flush(index) + self._start(event, data)
         rt, reg = self.rt, self.registered
         new_block = block
         if adapts_arguments(rt, name, reg):
