@@ -234,6 +234,43 @@ def _check_op_shapes(value: Any) -> Any:
     return value
 
 
+# ------------------------------------------------------------------ losses
+class Loss(_Strict):
+    """Where history replay cannot give back what was sent, said in the rule file.
+
+    The round-trip law (``tests/bindings/test_roundtrip*.py``) reads these: wire -> local ->
+    wire and local -> wire -> local must give back the original, except in the fields a
+    declaration names, when its condition holds. ``explain`` prints them.
+    """
+
+    fields: list[str] = Field(
+        min_length=1,
+        description="The fields that may not come back as sent (wire or local names); `*`: "
+        "the whole call.",
+    )
+    side: Literal["wire", "local", "both"] = Field(
+        "both",
+        description="Which round trip loses: `wire` (a model's call replayed), `local` (an "
+        "agent's call sent and read back), or `both`.",
+    )
+    when: list[str] = Field(
+        default_factory=list,
+        description="Only when every one of these fields is present in the original call.",
+    )
+    kind: Literal["value", "order"] = Field(
+        "value",
+        description="`order`: the items come back, possibly in another order; `value`: the "
+        "fields may change or disappear.",
+    )
+    why: str = Field(min_length=1, description="What is lost and why it cannot be kept.")
+
+    def describe(self) -> str:
+        what = "*" if "*" in self.fields else ", ".join(self.fields)
+        cond = f" when {' and '.join(self.when)} given" if self.when else ""
+        kind = "order of " if self.kind == "order" else ""
+        return f"{kind}{what} ({self.side}{cond}): {self.why}"
+
+
 # ---------------------------------------------------------------- binding
 class Binding(_Strict):
     """A local tool bound to a wire tool. Arguments are translated by `input` operations."""
@@ -259,6 +296,11 @@ class Binding(_Strict):
         "auto",
         description="Local -> wire for history replay: `auto` derives the inverse of `input`, a "
         "list declares it, `none` replays local arguments unchanged.",
+    )
+    losses: list[Loss] = Field(
+        default_factory=list,
+        description="What history replay cannot give back as sent, and why (the round-trip "
+        "law's exceptions; `explain` shows them).",
     )
     description: str | None = None
 
