@@ -26,6 +26,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from npm_install import NpmInstallError, npm_install
+
 OPENCODE_PACKAGE = "opencode-ai"
 OPENCODE_VERSION = "1.18.33"
 MODEL = "claude-sonnet-4-5"
@@ -37,40 +39,10 @@ class SetupError(RuntimeError):
 
 def install_opencode(prefix: Path) -> Path:
     """``opencode`` from ``prefix`` (a cache dir), installing it with npm the first time."""
-    binary = prefix / "node_modules" / ".bin" / "opencode"
-    manifest = prefix / "node_modules" / OPENCODE_PACKAGE / "package.json"
-    if (
-        binary.exists()
-        and manifest.exists()
-        and json.loads(manifest.read_text()).get("version") == OPENCODE_VERSION
-    ):
-        return binary
-    npm = shutil.which("npm")
-    if npm is None:
-        raise SetupError(
-            "npm is not on PATH; the opencode end-to-end tests install opencode with it"
-        )
-    prefix.mkdir(parents=True, exist_ok=True)
-    spec = f"{OPENCODE_PACKAGE}@{OPENCODE_VERSION}"
-    done = subprocess.run(
-        [
-            npm,
-            "install",
-            "--prefix",
-            str(prefix),
-            "--no-audit",
-            "--no-fund",
-            "--loglevel=error",
-            spec,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    if done.returncode != 0 or not binary.exists():
-        raise SetupError(f"npm install {spec} failed:\n{done.stderr}")
-    return binary
+    try:
+        return npm_install(prefix, OPENCODE_PACKAGE, OPENCODE_VERSION, "opencode")
+    except NpmInstallError as exc:
+        raise SetupError(str(exc)) from None
 
 
 def require_ripgrep() -> str:
