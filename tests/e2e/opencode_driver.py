@@ -2,9 +2,10 @@
 
 The recipe is the one in ../shared/reference/opencode.md: ``npm install
 opencode-ai@1.18.33`` (its optional dependency ships the binary; nothing is
-downloaded at run time), an ``opencode.json`` in the project whose provider
-points ``@ai-sdk/anthropic`` at a base URL, a private HOME and XDG dirs, no
-model-list fetch and no update check, one ``opencode run``.
+downloaded at run time), an ``opencode.json`` in the project (the snippet that
+docs/profiles/opencode.md documents: opencode's own ``anthropic`` provider with
+a ``baseURL``), a private HOME and XDG dirs, no model-list fetch and no update
+check, one ``opencode run``.
 
 opencode's grep and glob run ripgrep: without ``rg`` on PATH they fail with
 "ripgrep execution failed". ``.ci/run`` installs the Debian package ``ripgrep``
@@ -25,12 +26,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from npm_install import NpmInstallError, npm_install
 
 OPENCODE_PACKAGE = "opencode-ai"
 OPENCODE_VERSION = "1.18.33"
 MODEL = "claude-sonnet-4-5"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "profiles" / "opencode.md"
 
 
 class SetupError(RuntimeError):
@@ -104,22 +107,21 @@ class OpencodeRun:
     stderr: str
 
 
-def opencode_config(base_url: str) -> dict[str, object]:
-    """The ``opencode.json`` that points opencode at ``base_url`` (an Anthropic endpoint)."""
-    return {
-        "$schema": "https://opencode.ai/config.json",
-        "provider": {
-            "fakeanthropic": {
-                "npm": "@ai-sdk/anthropic",
-                "name": "Fake Anthropic",
-                "options": {"baseURL": f"{base_url}/v1", "apiKey": "sk-test-not-a-key"},
-                "models": {MODEL: {"name": "Claude Sonnet 4.5", "tool_call": True}},
-            }
-        },
-        "model": f"fakeanthropic/{MODEL}",
-        "autoupdate": False,
-        "share": "disabled",
-    }
+def documented_config() -> dict[str, Any]:
+    """The ``opencode.json`` snippet of docs/profiles/opencode.md (its first JSON block)."""
+    text = DOC.read_text(encoding="utf-8")
+    block = text.split("```json\n", 1)[1].split("```", 1)[0]
+    config: dict[str, Any] = json.loads(block)
+    return config
+
+
+def opencode_config(base_url: str) -> dict[str, Any]:
+    """The documented snippet pointed at ``base_url``, with a dummy key, offline settings."""
+    config = documented_config()
+    options = config["provider"]["anthropic"]["options"]
+    assert options["baseURL"] == "http://127.0.0.1:8787/v1", "the snippet changed"
+    options.update(baseURL=f"{base_url}/v1", apiKey="sk-test-not-a-key")
+    return {**config, "model": f"anthropic/{MODEL}", "autoupdate": False, "share": "disabled"}
 
 
 def run_opencode(
@@ -146,7 +148,7 @@ def run_opencode(
             "--log-level",
             "WARN",
             "-m",
-            f"fakeanthropic/{MODEL}",
+            f"anthropic/{MODEL}",
             prompt,
         ],
         cwd=project,
