@@ -1,7 +1,7 @@
 """The real opencode CLI against an upstream that answers in Claude Code's dialect.
 
 Through ``bridge-rules serve --rules opencode`` (a separate process), one turn of
-Claude Code calls (Read, Edit, Write, Bash, Grep, Glob) must each run in opencode
+Claude Code calls (Read, Edit, Write, Bash, Grep, Glob, TodoWrite) must each run in opencode
 without error, with the files on disk really changed; the upstream must see
 Claude Code's tool names and schemas, and the calls replayed in Claude Code's
 form. Straight at the upstream, the same Read fails in opencode.
@@ -83,6 +83,19 @@ def calls_for(project: Path) -> list[dict[str, Any]]:
         # -i: opencode's grep has no such field; the profile turns it into (?i)
         {"name": "Grep", "input": {"pattern": "needle", "glob": "*.py", "-i": True}},
         {"name": "Glob", "input": {"pattern": "**/*.py"}},
+        # items without opencode's required `priority`, with Claude Code's `activeForm`
+        {
+            "name": "TodoWrite",
+            "input": {
+                "todos": [
+                    {
+                        "content": "Bridge opencode",
+                        "status": "in_progress",
+                        "activeForm": "Bridging",
+                    }
+                ]
+            },
+        },
     ]
 
 
@@ -124,7 +137,7 @@ def test_opencode_runs_claude_code_calls_through_bridge_rules_serve(
 
     # Each call ran in opencode and succeeded.
     results = {r["tool_use_id"]: r for r in tool_results(second)}
-    assert len(results) == 6, results
+    assert len(results) == 7, results
     for tid, result in results.items():
         assert not result.get("is_error"), (tid, result)
     content = {tid: str(r["content"]) for tid, r in results.items()}
@@ -134,14 +147,16 @@ def test_opencode_runs_claude_code_calls_through_bridge_rules_serve(
     assert "find_me.py" in content["toolu_fake0004"]  # Grep: -i honoured, include honoured
     assert "notes.txt" not in content["toolu_fake0004"]
     assert "find_me.py" in content["toolu_fake0005"]  # Glob
+    assert "Bridge opencode" in content["toolu_fake0006"]  # TodoWrite
     assert (project / "edit_me.txt").read_text() == "answer = 43\n"
     assert (project / "new.txt").read_text() == "written by Write\n"
-    assert "FAKE-UPSTREAM-FINAL: got 6 tool_result(s)" in run.stdout
+    assert "FAKE-UPSTREAM-FINAL: got 7 tool_result(s)" in run.stdout
 
     # History went back upstream in Claude Code's form.
     expected = calls_for(project)
     expected[3]["input"].pop("description")  # a UI label opencode's bash has no field for
     expected[4]["input"] = {"pattern": "(?i)needle", "glob": "*.py"}  # the flag, in the pattern
+    expected[6]["input"]["todos"][0]["activeForm"] = "Bridge opencode"  # from content
     assert replayed_calls(second) == expected
 
 
