@@ -27,6 +27,9 @@ from opencode_driver import (
 
 from bridge_rules.pins import load_pin
 
+# opencode is installed with npm on first use: node, npm and registry access are needed.
+pytestmark = pytest.mark.e2e
+
 HELLO = "Hello from the opencode e2e test file.\nSecond line: 42.\n"
 TOOLS = {"Bash", "Edit", "Glob", "Grep", "Read", "Skill", "Agent", "TodoWrite", "WebFetch", "Write"}
 
