@@ -164,6 +164,36 @@ class JmesOp(_Strict):
     jmespath: JmesSpec
 
 
+class CopyOp(_Strict):
+    """``source: target``: set the target to a copy of the source when the target is absent."""
+
+    copy_: dict[str, str] = Field(alias="copy")
+
+
+class ValuesOp(_Strict):
+    """``field: {from: to}``: replace a field's value when it equals a key of the table."""
+
+    values: dict[str, dict[str, str | int | float | bool]]
+
+
+class EachSpec(_Strict):
+    in_: str = Field(alias="in", description="The array field whose object items are changed.")
+    do: list[Operation] = Field(
+        min_length=1, description="Operations applied to each object item, in order."
+    )
+
+    @field_validator("do", mode="before")
+    @classmethod
+    def _shapes(cls, value: Any) -> Any:
+        return _check_op_shapes(value)
+
+
+class EachOp(_Strict):
+    """Apply operations to every object item of an array (``todos[*]``); others stay."""
+
+    each: EachSpec
+
+
 OP_MODELS: dict[str, type[BaseModel]] = {
     "rename": RenameOp,
     "wrap": WrapOp,
@@ -178,6 +208,9 @@ OP_MODELS: dict[str, type[BaseModel]] = {
     "drop": DropOp,
     "keep": KeepOp,
     "jmespath": JmesOp,
+    "copy": CopyOp,
+    "values": ValuesOp,
+    "each": EachOp,
 }
 
 
@@ -185,7 +218,7 @@ def _op_tag(value: Any) -> str | None:
     if isinstance(value, dict):
         return next(iter(value), None) if len(value) == 1 else None
     if isinstance(value, BaseModel):
-        return next(iter(type(value).model_fields))
+        return op_kind(value)
     return None
 
 
@@ -202,13 +235,23 @@ Operation = Annotated[
     | Annotated[DefaultOp, Tag("default")]
     | Annotated[DropOp, Tag("drop")]
     | Annotated[KeepOp, Tag("keep")]
-    | Annotated[JmesOp, Tag("jmespath")],
+    | Annotated[JmesOp, Tag("jmespath")]
+    | Annotated[CopyOp, Tag("copy")]
+    | Annotated[ValuesOp, Tag("values")]
+    | Annotated[EachOp, Tag("each")],
     Discriminator(_op_tag),
 ]
 
 
 def op_kind(op: BaseModel) -> str:
-    return next(iter(type(op).model_fields))
+    """The operation's key as written (``copy``, although the field is ``copy_``)."""
+    field_name, info = next(iter(type(op).model_fields.items()))
+    return info.alias or field_name
+
+
+def op_spec(op: BaseModel) -> Any:
+    """The value under the operation's key."""
+    return getattr(op, next(iter(type(op).model_fields)))
 
 
 def _check_op_shapes(value: Any) -> Any:
@@ -269,6 +312,9 @@ class Loss(_Strict):
         cond = f" when {' and '.join(self.when)} given" if self.when else ""
         kind = "order of " if self.kind == "order" else ""
         return f"{kind}{what} ({self.side}{cond}): {self.why}"
+
+
+EachSpec.model_rebuild()  # `do` holds operations, defined after it
 
 
 # ---------------------------------------------------------------- binding

@@ -576,6 +576,90 @@ def _jmespath(spec: mb.JmesSpec) -> Compiled:
     return Compiled(run, None, why, False, f"jmespath {spec.expr!r} -> {target}", (), ())
 
 
+# --------------------------------------------------------- copy / values
+def _copy(spec: dict[str, str]) -> Compiled:
+    pairs = [
+        (_simple(src, "copy source"), _simple(dst, "copy target")) for src, dst in spec.items()
+    ]
+
+    def run(work: dict[str, Any]) -> None:
+        for src, dst in pairs:
+            value = src.get(work)
+            if value is not MISSING and dst.get(work) is MISSING:
+                dst.set(work, deep_copy(value))
+
+    text = "copy " + ", ".join(f"{a} -> {b} when absent" for a, b in spec.items())
+    return Compiled(run, _identity, None, False, text, tuple(spec), tuple(spec.values()))
+
+
+def _same(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b
+
+
+def _value_mapper(path: SimplePath, table: list[tuple[Any, Any]]) -> Fn:
+    def run(work: dict[str, Any]) -> None:
+        current = path.get(work)
+        if current is MISSING or isinstance(current, (dict, list)):
+            return
+        for old, new in table:
+            if _same(current, old):
+                path.set(work, new)
+                return
+
+    return run
+
+
+def _values(spec: dict[str, dict[str, Any]]) -> Compiled:
+    fwd: list[Fn] = []
+    inv: list[Fn] = []
+    why = None
+    for key, table in spec.items():
+        path = _simple(key, "values field")
+        pairs = list(table.items())
+        fwd.append(_value_mapper(path, pairs))
+        targets = [new for _, new in pairs]
+        if any(_same(a, b) for i, a in enumerate(targets) for b in targets[i + 1 :]):
+            why = f"two values of '{key}' map to one, so the way back cannot choose"
+        inv.append(_value_mapper(path, [(new, old) for old, new in pairs]))
+    text = "values " + "; ".join(
+        f"{k}: " + ", ".join(f"{json.dumps(a)} -> {json.dumps(b)}" for a, b in t.items())
+        for k, t in spec.items()
+    )
+    inverse = None if why else _sequence(inv)
+    # Not exact: a local value that is also a table key goes back unchanged, then forward mapped.
+    return Compiled(_sequence(fwd), inverse, why, False, text, tuple(spec), tuple(spec))
+
+
+# -------------------------------------------------------------------- each
+def _applied(item: dict[str, Any], fn: Fn) -> dict[str, Any]:
+    copied = dict(item)
+    fn(copied)
+    return copied
+
+
+def _on_items(path: SimplePath, fn: Fn) -> Fn:
+    def run(work: dict[str, Any]) -> None:
+        items = path.get(work)
+        if isinstance(items, list) and any(isinstance(i, dict) for i in items):
+            path.set(work, [_applied(i, fn) if isinstance(i, dict) else i for i in items])
+
+    return run
+
+
+def _each(spec: mb.EachSpec) -> Compiled:
+    path = _simple(spec.in_, "each field")
+    inner = [compile_op(op) for op in spec.do]
+    forward = _on_items(path, _sequence([c.forward for c in inner]))
+    lossy = next((c for c in inner if c.inverse is None), None)
+    why = f"'{lossy.text}' cannot be inverted ({lossy.why_not})" if lossy else None
+    inverse = None
+    if lossy is None:
+        inverse = _on_items(path, _sequence([c.inverse for c in reversed(inner) if c.inverse]))
+    text = f"each {spec.in_}[*]: " + "; ".join(c.text for c in inner)
+    exact = all(c.exact for c in inner)
+    return Compiled(forward, inverse, why, exact, text, (spec.in_,), (spec.in_,))
+
+
 _BUILDERS: dict[str, Callable[[Any], Compiled]] = {
     "rename": _rename,
     "wrap": _wrap,
@@ -590,10 +674,12 @@ _BUILDERS: dict[str, Callable[[Any], Compiled]] = {
     "drop": _drop,
     "keep": _keep,
     "jmespath": _jmespath,
+    "copy": _copy,
+    "values": _values,
+    "each": _each,
 }
 
 
 def compile_op(op: BaseModel) -> Compiled:
     """Compile one operation model; raises :class:`OpError` for a bad path or expression."""
-    kind = mb.op_kind(op)
-    return _BUILDERS[kind](getattr(op, kind))
+    return _BUILDERS[mb.op_kind(op)](mb.op_spec(op))
