@@ -8,12 +8,15 @@ This is the only module that sees ruamel.yaml types. It hands plain
 from __future__ import annotations
 
 import datetime
+import math
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bridge_rules.diagnostics import Diagnostic, error
-from bridge_rules.source import DocPath, SourceMap, Span
+from bridge_rules.source import DocPath, SourceMap, Span, escape
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
 # Aliases let a few lines of YAML expand to billions of nodes ("billion laughs").
@@ -72,36 +75,136 @@ def _yaml_error(file: str, exc: Exception) -> Diagnostic:
     return error("BR003", f"YAML syntax error: {text}", span)
 
 
-def _to_plain(node: Any, path: DocPath, smap: SourceMap, budget: list[int]) -> Any:
-    """Copy a ruamel tree into plain Python values, recording positions."""
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+class _Refused(Exception):
+    """A YAML construct rule files do not allow; carries its located diagnostic."""
 
-    budget[0] -= 1
-    if budget[0] < 0:
-        raise _TooLarge
-    file = smap.file
-    if isinstance(node, CommentedMap):
-        out: dict[Any, Any] = {}
+    def __init__(self, diag: Diagnostic) -> None:
+        super().__init__(diag.message)
+        self.diag = diag
+
+
+# Integers a rule file may hold: anything larger is a mistake or an attack, and the
+# JSON the rules act on could not carry it faithfully to most clients anyway.
+MAX_INT = 2**63 - 1
+_TAGGED = "YAML tags are not supported in rule files"
+
+
+def _pos(span: tuple[int, int] | list[int] | None, fallback: Span) -> Span:
+    """A ruamel (line, col) pair as a span; merged or tagged nodes have none."""
+    if not span or span[0] is None:
+        return fallback
+    return Span(fallback.file, int(span[0]) + 1, int(span[1]) + 1)
+
+
+def _refuse(code: str, message: str, span: Span, hint: str | None = None) -> _Refused:
+    return _Refused(error(code, message, span, hint=hint))
+
+
+class _Copier:
+    """Copy a ruamel tree into plain Python values, recording positions.
+
+    Anything a plain JSON-like document cannot hold is refused with its position:
+    tags, merge keys, non-string keys, non-finite or huge numbers, lone surrogates.
+    """
+
+    def __init__(self, smap: SourceMap, budget: int) -> None:
+        from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+        self.smap = smap
+        self.budget = budget
+        self._map = CommentedMap
+        self._seq = CommentedSeq
+
+    def copy(self, node: Any, path: DocPath, at: Span) -> Any:
+        self.budget -= 1
+        if self.budget < 0:
+            raise _TooLarge
+        kind = type(node)
+        if kind is self._map:
+            return self._copy_map(node, path, at)
+        if kind is self._seq:
+            self._untagged(node, at)
+            items: list[Any] = []
+            for index, value in enumerate(node):
+                span = _pos(node.lc.data.get(index), at)
+                child = (*path, index)
+                self.smap.add(child, span)
+                items.append(self.copy(value, child, span))
+            return items
+        return _scalar(node, at)
+
+    def _untagged(self, node: Any, at: Span) -> None:
+        tag = getattr(getattr(node, "tag", None), "value", None)
+        if tag is not None:
+            raise _refuse("BR011", f"{_TAGGED} (found '{escape(str(tag))}')", at)
+
+    def _copy_map(self, node: Any, path: DocPath, at: Span) -> dict[str, Any]:
+        self._untagged(node, at)
+        if getattr(node, "merge", None):
+            raise _refuse(
+                "BR011",
+                "YAML merge keys ('<<') are not supported in rule files",
+                at,
+                hint="write the keys out, or share them with 'extends'",
+            )
+        out: dict[str, Any] = {}
+        positions = node.lc.data
         for key in node:
-            kline, kcol = node.lc.key(key)
-            vline, vcol = node.lc.value(key)
-            plain_key = _scalar(key)
+            where = positions.get(key)
+            kspan = _pos(where[:2] if where else None, at)
+            vspan = _pos(where[2:] if where else None, kspan)
+            if not isinstance(key, str) or isinstance(key, _tagged_types()):
+                what = _kind_of(key)
+                raise _refuse(
+                    "BR012",
+                    f"mapping keys must be strings, not {what}",
+                    kspan,
+                    hint="quote the key" if what in _QUOTABLE else None,
+                )
+            plain_key = _text(str(key), kspan)
             child = (*path, plain_key)
-            smap.add(child, Span(file, kline + 1, kcol + 1), Span(file, vline + 1, vcol + 1))
-            out[plain_key] = _to_plain(node[key], child, smap, budget)
+            self.smap.add(child, kspan, vspan)
+            out[plain_key] = self.copy(node[key], child, vspan)
         return out
-    if isinstance(node, CommentedSeq):
-        items: list[Any] = []
-        for index, value in enumerate(node):
-            line, col = node.lc.item(index)
-            child = (*path, index)
-            smap.add(child, Span(file, line + 1, col + 1))
-            items.append(_to_plain(value, child, smap, budget))
-        return items
-    return _scalar(node)
 
 
-def _scalar(value: Any) -> Any:
+_QUOTABLE = ("a number", "a boolean", "null", "a date")
+
+
+def _tagged_types() -> tuple[type, ...]:
+    from ruamel.yaml.comments import TaggedScalar
+
+    return (TaggedScalar,)
+
+
+def _kind_of(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, (datetime.date, datetime.datetime)):
+        return "a date"
+    if isinstance(value, (tuple, list)):
+        return "a sequence (complex key)"
+    if isinstance(value, dict):
+        return "a mapping (complex key)"
+    return "a tagged value"
+
+
+def _text(value: str, at: Span) -> str:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = f"\\u{ord(value[exc.start]):04x}"
+        raise _refuse(
+            "BR014", f"string holds a lone surrogate ({bad}), which is not valid Unicode", at
+        ) from None
+    return value
+
+
+def _scalar(value: Any, at: Span) -> Any:
     from ruamel.yaml.scalarbool import ScalarBoolean
 
     # ruamel hands out subclasses (ScalarInt, ScalarFloat, ScalarBoolean is an
@@ -111,14 +214,33 @@ def _scalar(value: Any) -> Any:
     if isinstance(value, (bool, ScalarBoolean)):
         return bool(value)
     if isinstance(value, int):
+        if abs(value) > MAX_INT:
+            raise _refuse("BR013", "integer out of range (more than 63 bits)", at)
         return int(value)
     if isinstance(value, float):
+        if not math.isfinite(value):
+            raise _refuse("BR013", f"number {value} is not finite", at, hint="use a finite number")
         return float(value)
-    if isinstance(value, str):
-        return str(value)
-    if isinstance(value, (datetime.date, datetime.datetime)):
+    if isinstance(value, str) and not isinstance(value, _tagged_types()):
+        return _text(str(value), at)
+    if type(value) in (datetime.date, datetime.datetime):
         return value.isoformat()
-    return str(value)
+    raise _refuse("BR011", _TAGGED, at)
+
+
+def _first_long_number(text: str, file: str) -> Span | None:
+    """Where the first plain scalar of more than 1,000 digits starts, if any."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+    from ruamel.yaml.events import ScalarEvent
+
+    try:
+        for event in YAML(typ="rt", pure=True).parse(text):
+            if isinstance(event, ScalarEvent) and event.style is None and len(event.value) > 1000:
+                return _span_from_mark(file, event.start_mark)
+    except YAMLError:
+        return None
+    return None
 
 
 def parse_text(text: str, file: str) -> tuple[Document | None, list[Diagnostic]]:
@@ -132,8 +254,15 @@ def parse_text(text: str, file: str) -> tuple[Document | None, list[Diagnostic]]
         docs = list(yaml.load_all(text))
     except YAMLError as exc:
         return None, [_yaml_error(file, exc)]
-    except (ValueError, TypeError, RecursionError) as exc:  # pragma: no cover - defensive
-        return None, [error("BR003", f"YAML syntax error: {exc}", Span(file, 1, 1))]
+    except RecursionError:
+        return None, [error("BR010", "document is nested too deeply", Span(file, 1, 1))]
+    except (ValueError, TypeError, OverflowError) as exc:
+        # Constructors raise plain errors: an integer with thousands of digits, a bad date.
+        where = _first_long_number(text, file)
+        if where is not None:
+            return None, [error("BR013", "integer out of range (thousands of digits)", where)]
+        reason = " ".join(str(exc).split())[:200]
+        return None, [error("BR003", f"YAML value error: {reason}", Span(file, 1, 1))]
 
     docs = [d for d in docs if d is not None]
     if not docs:
@@ -149,7 +278,9 @@ def parse_text(text: str, file: str) -> tuple[Document | None, list[Diagnostic]]
         first = Span(file, root.lc.line + 1, root.lc.col + 1)
     smap.add((), first)
     try:
-        data = _to_plain(root, (), smap, [MAX_NODES])
+        data = _Copier(smap, MAX_NODES).copy(root, (), first)
+    except _Refused as exc:
+        return None, [exc.diag]
     except _TooLarge:
         msg = f"document expands to more than {MAX_NODES} nodes (alias bomb?)"
         return None, [error("BR010", msg, first)]
@@ -163,21 +294,38 @@ def parse_text(text: str, file: str) -> tuple[Document | None, list[Diagnostic]]
     return Document(file, data, smap), []
 
 
+def read_bytes(path: Path, name: str) -> tuple[bytes | None, list[Diagnostic]]:
+    """At most ``MAX_FILE_BYTES`` of a regular file.
+
+    Devices, FIFOs and sockets are refused before they are opened (``/dev/zero``
+    never ends, a FIFO blocks ``open``), and the cap applies to the bytes actually
+    read, not to what ``stat`` claims (``/proc`` files report size 0).
+    """
+    try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            kind = "a directory" if path.is_dir() else "a device, FIFO or socket"
+            return None, [error("BR001", f"expected a regular file, found {kind}", Span(name))]
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):  # swapped after the check
+                return None, [error("BR001", "expected a regular file", Span(name))]
+            raw = handle.read(MAX_FILE_BYTES + 1)
+    except FileNotFoundError:
+        return None, [error("BR001", "no such rule file", Span(name))]
+    except OSError as exc:
+        return None, [error("BR001", f"cannot read rule file: {exc.strerror}", Span(name))]
+    if len(raw) > MAX_FILE_BYTES:
+        msg = f"rule file is over {MAX_FILE_BYTES} bytes, the limit"
+        return None, [error("BR010", msg, Span(name))]
+    return raw, []
+
+
 def read_file(path: Path, display: str | None = None) -> tuple[Document | None, list[Diagnostic]]:
     """Read and parse one rule file from disk."""
     name = display or str(path)
-    try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            msg = f"rule file is {size} bytes; the limit is {MAX_FILE_BYTES}"
-            return None, [error("BR010", msg, Span(name))]
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return None, [error("BR001", "no such rule file", Span(name))]
-    except IsADirectoryError:
-        return None, [error("BR001", "expected a file, found a directory", Span(name))]
-    except OSError as exc:
-        return None, [error("BR001", f"cannot read rule file: {exc.strerror}", Span(name))]
+    raw, diags = read_bytes(path, name)
+    if raw is None:
+        return None, diags
     text, diags = _decode(raw, name)
     if text is None:
         return None, diags

@@ -13,6 +13,28 @@ from dataclasses import dataclass
 DocPath = tuple[str | int, ...]
 
 
+def escape(text: str) -> str:
+    """Control characters as escapes, so names cannot forge lines or colours in output."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else _escape_char(ch) for ch in text)
+
+
+def _escape_char(ch: str) -> str:
+    code = ord(ch)
+    if ch == "\n":
+        return "\\n"
+    if ch == "\t":
+        return "\\t"
+    if ch == "\r":
+        return "\\r"
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    return f"\\U{code:08x}"
+
+
 @dataclass(frozen=True, order=True)
 class Span:
     """A 1-based position in a file. ``line == 0`` means "the whole file"."""
@@ -23,8 +45,8 @@ class Span:
 
     def __str__(self) -> str:
         if self.line <= 0:
-            return self.file
-        return f"{self.file}:{self.line}:{self.col}"
+            return escape(self.file)
+        return f"{escape(self.file)}:{self.line}:{self.col}"
 
     def to_dict(self) -> dict[str, object]:
         return {"file": self.file, "line": self.line, "col": self.col}

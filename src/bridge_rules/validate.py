@@ -138,7 +138,7 @@ def _translate(doc: Document, err: Any) -> Diagnostic | None:
             hint=_suggest(key, options),
         )
     if kind == "union_tag_invalid":
-        tag = str(err.get("ctx", {}).get("tag", ""))
+        tag = str(err.get("ctx", {}).get("tag", ""))[:40]
         expected = [
             t.strip(" '") for t in str(err.get("ctx", {}).get("expected_tags", "")).split(",")
         ]
@@ -153,11 +153,12 @@ def _translate(doc: Document, err: Any) -> Diagnostic | None:
         if path == ("bridge-rules",):
             return error(
                 "BR105",
-                f"unsupported rule format version {value!r}; this bridge-rules reads {expected}",
+                f"unsupported rule format version {_shown(value)}; this bridge-rules reads "
+                f"{expected}",
                 smap.value_span(path),
             )
         return error(
-            "BR104", f"'{dotted}' must be {expected}, not {value!r}", smap.value_span(path)
+            "BR104", f"'{dotted}' must be {expected}, not {_shown(value)}", smap.value_span(path)
         )
     if kind == "value_error":
         cause = err.get("ctx", {}).get("error")
@@ -171,6 +172,20 @@ def _translate(doc: Document, err: Any) -> Diagnostic | None:
             "BR103", f"'{dotted}' must be {want}, not {_describe(value)}", smap.value_span(path)
         )
     return error("BR106", f"invalid '{dotted}': {err['msg']}", smap.value_span(path))
+
+
+def _shown(value: Any) -> str:
+    """A value the user wrote, for a message: scalars only, short, control characters escaped.
+
+    Mappings and lists are described rather than printed, so a file reached by
+    mistake (a credentials file) does not end up in lint output.
+    """
+    if isinstance(value, (dict, list)):
+        return _describe(value)
+    if isinstance(value, bool):
+        return str(value).lower()
+    text = repr(value) if isinstance(value, str) else str(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _parent_loc(loc: tuple[str | int, ...]) -> tuple[str | int, ...]:
