@@ -154,7 +154,11 @@ class _Copier:
             kspan = _pos(where[:2] if where else None, at)
             vspan = _pos(where[2:] if where else None, kspan)
             if not isinstance(key, str) or isinstance(key, _tagged_types()):
-                what = _kind_of(key)
+                what = describe(key)
+                if isinstance(key, str):  # a tagged string
+                    what = "a tagged value"
+                elif isinstance(key, (tuple, list, dict)):
+                    what += " (a complex key)"
                 raise _refuse(
                     "BR012",
                     f"mapping keys must be strings, not {what}",
@@ -177,7 +181,8 @@ def _tagged_types() -> tuple[type, ...]:
     return (TaggedScalar,)
 
 
-def _kind_of(value: Any) -> str:
+def describe(value: Any) -> str:
+    """What kind of value this is, in words ("a number"), for messages that must not echo it."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -186,11 +191,13 @@ def _kind_of(value: Any) -> str:
         return "a number"
     if isinstance(value, (datetime.date, datetime.datetime)):
         return "a date"
+    if isinstance(value, str):
+        return "a string"
     if isinstance(value, (tuple, list)):
-        return "a sequence (complex key)"
+        return "a list"
     if isinstance(value, dict):
-        return "a mapping (complex key)"
-    return "a tagged value"
+        return "a mapping"
+    return type(value).__name__
 
 
 def _text(value: str, at: Span) -> str:

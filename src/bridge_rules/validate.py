@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from bridge_rules.diagnostics import Diagnostic, error
-from bridge_rules.loader import Document
+from bridge_rules.loader import Document, describe
 from bridge_rules.model import RuleFile
 
 _TYPE_NAMES = {
@@ -30,22 +30,6 @@ _TYPE_NAMES = {
     "list_type": "a list",
 }
 _UNION_MEMBER_NAMES = {"str": "a string", "list[str]": "a list of strings"}
-
-
-def _describe(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "a mapping"
-    return type(value).__name__
 
 
 def _walk(data: Any, loc: Iterable[str | int]) -> tuple[tuple[str | int, ...], list[str], Any]:
@@ -169,7 +153,7 @@ def _translate(doc: Document, err: Any) -> Diagnostic | None:
         if tags and tags[-1] in _UNION_MEMBER_NAMES and loc[-1] == tags[-1]:
             want = " or ".join(_UNION_MEMBER_NAMES.values())
         return error(
-            "BR103", f"'{dotted}' must be {want}, not {_describe(value)}", smap.value_span(path)
+            "BR103", f"'{dotted}' must be {want}, not {describe(value)}", smap.value_span(path)
         )
     return error("BR106", f"invalid '{dotted}': {err['msg']}", smap.value_span(path))
 
@@ -181,7 +165,7 @@ def _shown(value: Any) -> str:
     mistake (a credentials file) does not end up in lint output.
     """
     if isinstance(value, (dict, list)):
-        return _describe(value)
+        return describe(value)
     if isinstance(value, bool):
         return str(value).lower()
     text = repr(value) if isinstance(value, str) else str(value)
