@@ -28,9 +28,9 @@ CASES: list[tuple[str, str, str, int, int]] = [
     ("set-tag", HEAD + "local_tools: !!set {a, b}\n", "BR011", 2, 14),
     ("binary-tag", HEAD + "name: !!binary aGk=\n", "BR011", 2, 7),
     ("local-tag", HEAD + "name: !mine x\n", "BR011", 2, 7),
-    ("str-tag", HEAD + "name: !!str 1\n", "BR011", 2, 7),
-    ("surrogate", HEAD + 'name: "\\ud800"\n', "BR014", 2, 7),
-    ("surrogate-key", HEAD + '"\\udfff": 1\n', "BR014", 2, 1),
+    ("int-tag", HEAD + "name: !!int 1\n", "BR011", 2, 7),
+    ("surrogate", HEAD + 'name: "\\ud800"\n', "BR014", 2, 10),
+    ("surrogate-key", HEAD + '"\\udfff": 1\n', "BR014", 2, 4),
     ("int-key", HEAD + "names:\n  - kind: aliases\n    map: {1: One}\n", "BR012", 4, 11),
     ("null-key", HEAD + "null: 1\n", "BR012", 2, 1),
     ("complex-key", HEAD + "? [a, b]\n: 1\n", "BR012", 2, 3),
@@ -47,7 +47,7 @@ CASES: list[tuple[str, str, str, int, int]] = [
     ("deep-jmespath", BIND % f"jmespath: {{expr: '{DEEP_JMES}'}}", "BR402", 3, 33),
     ("nested-jmespath", BIND % f"jmespath: {{expr: '{NESTED_JMES}'}}", "BR402", 3, 33),
     ("nested-jsonpath", BIND % f"rename: {{'{NESTED_PATH}': c}}", "BR401", 3, 33),
-    ("deep-yaml", HEAD + "name: " + "[" * 5000 + "]" * 5000 + "\n", "BR010", 1, 1),
+    ("deep-yaml", HEAD + "name: " + "[" * 5000 + "]" * 5000 + "\n", "BR010", 2, 70),
 ]  # fmt: skip
 
 
