@@ -9,6 +9,7 @@ only used where a dotted path cannot say it.
 from __future__ import annotations
 
 import difflib
+import math
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -137,6 +138,8 @@ class ScaleOp(_Strict):
         for name, factor in value.items():
             if factor == 0:
                 raise ValueError(f"scale factor of '{name}' is 0; the inverse would divide by 0")
+            if not math.isfinite(factor) or not 1e-12 <= abs(factor) <= 1e12:
+                raise ValueError(f"scale factor of '{name}' must be finite, within 1e-12..1e12")
         return value
 
 

@@ -20,7 +20,14 @@ from typing import Any
 from pydantic import BaseModel
 
 from bridge_rules import model_bindings as mb
-from bridge_rules.bindings.paths import MISSING, JsonPath, PathError, SimplePath, compile_path
+from bridge_rules.bindings.paths import (
+    MISSING,
+    JsonPath,
+    PathError,
+    SimplePath,
+    compile_path,
+    expression_problem,
+)
 from bridge_rules.steps import Fn
 
 
@@ -551,10 +558,13 @@ def _jmespath(spec: mb.JmesSpec) -> Compiled:
     import jmespath
     from jmespath.exceptions import JMESPathError
 
+    problem = expression_problem(spec.expr, "JMESPath expression")
+    if problem is not None:
+        raise OpError("BR402", problem)
     try:
         expr = jmespath.compile(spec.expr)
-    except (JMESPathError, ValueError, TypeError) as exc:  # the lexer raises plain errors too
-        reason = " ".join(str(exc).split())
+    except (JMESPathError, ValueError, TypeError, RecursionError) as exc:  # plain errors too
+        reason = " ".join(str(exc).split())[:200]
         raise OpError("BR402", f"invalid JMESPath '{spec.expr}': {reason}") from None
     into = _simple(spec.into, "jmespath target") if spec.into is not None else None
 
