@@ -25,6 +25,17 @@ def _load_runtime(rules: list[str] | None) -> Runtime:
         print_rules_error(exc)
 
 
+def _check_listen(host: str, port: int) -> None:
+    """Exit 2 now, with one line, if the address cannot be listened on (uvicorn would exit 1)."""
+    import socket
+
+    try:
+        with socket.create_server((host, port)):
+            pass
+    except OSError as exc:
+        fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+
+
 def _check(options: dict[str, Any]) -> None:
     """Exit 2 with one line for the first option out of range."""
     for name in ("workers", "max_body_bytes", "max_headers", "max_header_bytes"):
@@ -94,6 +105,7 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
     _check(locals())
     if log_prompts and not debug_log:
         fail("--log-prompts only applies with --debug-log FILE")
+    _check_listen(host, port)
     runtime = _load_runtime(rules)  # validates the rules once, before any worker starts
     config = ProxyConfig(
         upstream=upstream,

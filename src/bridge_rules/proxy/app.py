@@ -139,11 +139,11 @@ class ProxyApp:
                 ) from None
             record.gate = result.gate_open
             record.renames = dict(result.renames)
-            ex.result = result
             if self.debug is not None:
                 ex.debug["request_body"] = self.debug.body(payload)
                 if result.gate_open:
                     ex.debug["upstream_body"] = self.debug.body(result.payload)
+            ex.rewritten(result)
 
     async def _until_disconnect(self, work: Any, receive: Receive, record: AccessRecord) -> None:
         """Run ``work``; if the client goes away first, cancel it (and so the upstream call)."""
