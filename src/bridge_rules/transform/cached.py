@@ -1,0 +1,232 @@
+"""Request bytes in, rewritten request bytes out, reusing the messages earlier requests sent.
+
+The result is byte for byte what ``orjson.dumps(rewrite_outbound(rt,
+orjson.loads(body)).payload)`` gives; only the work differs. The messages at
+the head of the ``messages`` array that the runtime's
+:class:`~bridge_rules.msgcache.MessageCache` already holds are found by their
+bytes and cut out before parsing, so only the rest of the request (its new
+messages, tools and system prompt) is parsed, rewritten and serialised; the
+stored output of each cut message is spliced back in its place.
+
+Why the splice is exact:
+
+* An entry is used only where its exact bytes stand, and a stored ``out`` is
+  what rewriting ``loads(raw)`` produced under the same rules (the store lives
+  on the runtime) and the same typed tools (checked per entry, rewritten again
+  on a mismatch). orjson serialises an element the same wherever it stands.
+* The cut is replaced by a marker string holding a per-process random token.
+  The parse must put that marker first in the top-level ``messages`` array,
+  or the cut is abandoned and the whole body parsed: so a ``"messages":[``
+  inside some other value is never mistaken for the array. The serialised
+  output must hold the marker exactly once; it is replaced by the stored
+  messages, comma-separated.
+* Only messages whose bytes are orjson's compact form of themselves (what
+  ``JSON.stringify`` writes) are stored; others are rewritten every time.
+
+Rewriting a message needs nothing from the rest of its request except the
+typed tools it names, so the renames a message brings are stored with it and
+replayed in the order the plain walk would add them.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from bridge_rules.gcpause import pause_enabled, paused
+from bridge_rules.msgcache import Draft, Entry, MessageCache
+from bridge_rules.runtime import Runtime
+from bridge_rules.transform.outbound import (
+    OutboundResult,
+    Outcome,
+    Rewriter,
+    rewrite_outbound,
+    rewrite_with,
+)
+
+_KEY = b'"messages":['
+_MARK = "\x00bridge-rules cut " + secrets.token_hex(16)
+_MARK_JSON = orjson.dumps(_MARK)
+_COMMA, _CLOSE = ord(","), ord("]")
+_ONE_BY_ONE = 4
+"""The newest messages of a request are stored one by one, the older ones as one run."""
+
+
+@dataclass
+class OutboundBytes(Outcome):
+    """A rewritten request body, serialised, and its outcome (as on ``OutboundResult``).
+
+    ``fields`` are the request's top-level fields other than ``messages`` (model,
+    stream, ...), as parsed; ``reused`` and ``stored`` count the messages served
+    from and added to the cache.
+    """
+
+    body: bytes
+    fields: dict[str, Any] = field(default_factory=dict)
+    reused: int = 0
+    stored: int = 0
+
+
+def rewrite_outbound_bytes(
+    rt: Runtime,
+    body: bytes,
+    model: str | None = None,
+    env: Mapping[str, str] | None = None,
+    *,
+    cache: bool = True,
+    gc_pause: bool | None = None,
+) -> OutboundBytes:
+    """Parse, rewrite and serialise one request body, through the message cache.
+
+    ``cache=False`` (or the cache switched off on the runtime, or a body under
+    its ``min_body``) takes the plain path. ``gc_pause`` keeps the cyclic
+    collector off meanwhile (None: unless ``BRIDGE_RULES_GC_PAUSE=0``; see
+    :mod:`bridge_rules.gcpause`). Raises ``orjson.JSONDecodeError`` (a
+    ``ValueError``) exactly when ``orjson.loads(body)`` would.
+    """
+    store = rt.message_cache
+    with paused(pause_enabled() if gc_pause is None else gc_pause):
+        if cache and store.enabled and len(body) >= store.min_body:
+            done = _Cached(rt, store, body).run(model, env)
+            if done is not None:
+                return done
+        return _plain(rt, orjson.loads(body), model, env)
+
+
+def _plain(
+    rt: Runtime, payload: Any, model: str | None, env: Mapping[str, str] | None
+) -> OutboundBytes:
+    result = rewrite_outbound(rt, payload, model, env)
+    return _finish(result, orjson.dumps(result.payload), payload)
+
+
+def _finish(result: OutboundResult, body: bytes, payload: Any, **counts: int) -> OutboundBytes:
+    fields = {k: v for k, v in payload.items() if k != "messages"} if type(payload) is dict else {}
+    return OutboundBytes(
+        body,
+        renames=result.renames,
+        gate_open=result.gate_open,
+        registered=result.registered,
+        dropped=result.dropped,
+        gate_reason=result.gate_reason,
+        fields=fields,
+        **counts,
+    )
+
+
+class _Cached:
+    """One request through the cache: cut, parse, rewrite the rest, splice, store."""
+
+    def __init__(self, rt: Runtime, store: MessageCache, body: bytes) -> None:
+        self.rt, self.store, self.body = rt, store, body
+        self.matched: list[Entry] = []
+        self.parts: list[bytes] = []
+        self.drafts: list[Draft] = []
+        self.pos = -1  # where the first message not yet served stands in ``body``
+
+    def run(self, model: str | None, env: Mapping[str, str] | None) -> OutboundBytes | None:
+        payload = self._parse()
+        if type(payload) is not dict:
+            return _plain(self.rt, payload, model, env)
+        result = rewrite_with(self.rt, payload, model, env, self._messages)
+        if not result.gate_open and self.matched:
+            self.parts = [entry.raw for entry in self.matched]
+        out = orjson.dumps(result.payload)
+        if self.parts:
+            at = out.find(_MARK_JSON)
+            if at < 0 or out.find(_MARK_JSON, at + 1) >= 0:
+                return None  # the body holds the marker itself: start again, plainly
+            view = memoryview(out)
+            out = b"".join((view[:at], b",".join(self.parts), view[at + len(_MARK_JSON) :]))
+        if result.gate_open:
+            self.store.commit(self.matched, self.drafts)
+        return _finish(
+            result,
+            out,
+            payload,
+            reused=sum(e.count for e in self.matched),
+            stored=sum(d.count for d in self.drafts),
+        )
+
+    def _parse(self) -> Any:
+        """The body with the messages the cache holds cut out (or whole, when none are)."""
+        body = self.body
+        start = body.find(_KEY)
+        if start < 0:
+            return orjson.loads(body)
+        start += len(_KEY)
+        matched, rest = self.store.match(body, start)
+        if matched:
+            view = memoryview(body)
+            sep = b"" if body[rest] == _CLOSE else b","
+            try:
+                cut = orjson.loads(b"".join((view[:start], _MARK_JSON, sep, view[rest:])))
+            except orjson.JSONDecodeError:
+                cut = None
+            if type(cut) is dict:
+                messages = cut.get("messages")
+                if type(messages) is list and messages and messages[0] == _MARK:
+                    self.matched, self.pos = matched, rest
+                    return cut
+        self.pos = start
+        return orjson.loads(body)
+
+    def _messages(self, rw: Rewriter, messages: list[Any]) -> list[Any] | None:
+        """The cache's ``messages`` step: stored outputs first, then the new messages."""
+        context = frozenset(rw.typed)
+        parts = self.parts
+        for entry in self.matched:
+            if entry.context == context:
+                parts.append(entry.out)
+                rw.add_renames(entry.renames)
+            else:  # typed tools changed since: these messages may rewrite differently now
+                run = orjson.loads(b"[" + entry.raw + b"]")
+                new_run, _own = rw.run_alone(run)
+                parts.append(entry.raw if new_run is None else orjson.dumps(new_run)[1:-1])
+        rest = messages[1:] if self.matched else messages
+        stored = self._store_new(rw, rest, context)
+        tail = rest[stored:]
+        new_tail = rw.messages(tail)
+        if not parts:
+            return new_tail
+        return [_MARK, *(tail if new_tail is None else new_tail)]
+
+    def _store_new(self, rw: Rewriter, messages: list[Any], context: frozenset[str]) -> int:
+        """Rewrite and keep the new messages that stand as their compact bytes; count them.
+
+        All but the last few go as one run (one ``dumps`` of the run checks its
+        bytes, and serialises it); the last few go one by one, because the next
+        request changes them (agents move ``cache_control`` to the newest message).
+        """
+        if self.pos < 0:
+            return 0
+        split = len(messages) - _ONE_BY_ONE
+        if split > 1:
+            runs = [messages[:split], *([m] for m in messages[split:])]
+        else:
+            runs = [[m] for m in messages]
+        stored = 0
+        for run in runs:
+            raw = orjson.dumps(run)[1:-1]
+            if not self._stands(raw):
+                break
+            new_run, own = rw.run_alone(run)
+            out = raw if new_run is None else orjson.dumps(new_run)[1:-1]
+            self.drafts.append(Draft(raw, out, own, context, len(run)))
+            self.parts.append(out)
+            self.pos += len(raw) + 1
+            stored += len(run)
+        return stored
+
+    def _stands(self, raw: bytes) -> bool:
+        """Whether ``raw`` stands at ``pos`` as whole array elements."""
+        body, pos = self.body, self.pos
+        end = pos + len(raw)
+        return end < len(body) and body[end] in (_COMMA, _CLOSE) and body.startswith(raw, pos)
+
+
+__all__ = ["OutboundBytes", "rewrite_outbound_bytes"]
