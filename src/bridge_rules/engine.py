@@ -155,11 +155,11 @@ class Engine:
         """
         from bridge_rules.transform import rewrite_outbound_bytes
 
-        if not isinstance(body, (bytes, bytearray, memoryview)):
+        if not isinstance(body, bytes):
             raise TypeError(f"body must be bytes, not {type(body).__name__}")
         if model is not None:
             _name(model, "model")
-        return rewrite_outbound_bytes(self.runtime, bytes(body), model, env, cache=cache)
+        return rewrite_outbound_bytes(self.runtime, body, model, env, cache=cache)
 
     def inbound(self, message: Any, registered: Iterable[str] | None = None) -> Any:
         """A non-streaming response message with tool calls in local shape (a new dict).

@@ -44,6 +44,12 @@ _PREFIX = 64
 _OVERHEAD = 160
 """Bytes an entry costs beyond its two byte strings (object, index slots), for the byte cap."""
 _COMMA, _CLOSE = ord(","), ord("]")
+_CHAIN = 16
+"""Entries a request may match before they are stored again as one run (``commit``)."""
+_KEEP = 4
+"""Entries at the end of a consolidated chain that stay apart (the next request may change them)."""
+_SIGHTS = 4096
+"""How many conversation openings to remember before storing any (see ``seen_before``)."""
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -104,6 +110,7 @@ class MessageCache:
         self._long: dict[tuple[int, bytes], list[Entry]] = {}
         self._short: dict[int, list[Entry]] = {}
         self._bytes = 0
+        self._sights: OrderedDict[bytes, None] = OrderedDict()
         self.enabled = enabled
         self.max_entries = max_entries
         self.max_bytes = max_bytes
@@ -182,11 +189,37 @@ class MessageCache:
                 return entry
         return None
 
+    def seen_before(self, opening: bytes) -> bool:
+        """Whether a request opened its messages with these bytes lately; remembers this one.
+
+        Storing a conversation from scratch costs a second serialisation of its
+        history, so it waits for the second request that opens the same way: a
+        one-off request costs what the plain path costs.
+        """
+        with self._lock:
+            sights = self._sights
+            if opening in sights:
+                sights.move_to_end(opening)
+                return True
+            sights[opening] = None
+            if len(sights) > _SIGHTS:
+                sights.popitem(last=False)
+            return False
+
     # ------------------------------------------------------------ update
     def commit(self, matched: Sequence[Entry], drafts: Sequence[Draft]) -> None:
-        """Store ``drafts`` after the last of ``matched``; touch all of them, last first."""
+        """Store ``drafts`` after the last of ``matched``; touch all of them, last first.
+
+        A chain longer than ``_CHAIN`` entries is stored again as one run plus its
+        last few entries, so matching a long conversation stays a handful of
+        steps; the old chain is no longer touched and ages out.
+        """
         if not self.enabled:
             return
+        if len(matched) + len(drafts) > _CHAIN:
+            pieces: list[Entry | Draft] = [*matched, *drafts]
+            if len({piece.context for piece in pieces}) == 1:
+                matched, drafts = (), _consolidated(pieces)
         with self._lock:
             parent = matched[-1].serial if matched else 0
             chain = list(matched)
@@ -249,10 +282,28 @@ class MessageCache:
                     del self._short[entry.parent]
 
     def _clear(self) -> None:
+        self._sights.clear()
         self._lru.clear()
         self._long.clear()
         self._short.clear()
         self._bytes = 0
+
+
+def _consolidated(pieces: Sequence[Entry | Draft]) -> list[Draft]:
+    """``pieces`` as one run of all but the last ``_KEEP``, then those, as they were."""
+    head, tail = pieces[:-_KEEP], pieces[-_KEEP:]
+    renames: dict[str, str] = {}
+    for piece in head:
+        for name, wire in piece.renames:
+            renames.setdefault(name, wire)
+    run = Draft(
+        raw=b",".join(piece.raw for piece in head),
+        out=b",".join(piece.out for piece in head),
+        renames=tuple(renames.items()),
+        context=head[0].context,
+        count=sum(piece.count for piece in head),
+    )
+    return [run, *(Draft(p.raw, p.out, p.renames, p.context, p.count) for p in tail)]
 
 
 __all__ = [

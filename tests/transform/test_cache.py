@@ -88,9 +88,10 @@ def mark(message: Any) -> Any:
 def test_every_golden_capture_compact_cold_then_warm(capture: Path) -> None:
     engine = fresh()
     body = orjson.dumps(orjson.loads(capture.read_bytes()))
-    first = same_as_plain(engine, body)
+    assert same_as_plain(engine, body).stored == 0  # a one-off request stores nothing
+    second = same_as_plain(engine, body)
     again = same_as_plain(engine, body)
-    assert again.reused == first.stored > 0
+    assert again.reused == second.stored > 0
     same_as_plain(engine, body, CLOSED)
 
 
@@ -109,6 +110,7 @@ def test_turn_one_then_turn_two_reuses_the_shared_messages(capture: Path) -> Non
     same_as_plain(engine, orjson.dumps(turn1))
     for turn in pi_turns(turn2["messages"]):
         same_as_plain(engine, with_messages(turn2, turn))
+    same_as_plain(engine, orjson.dumps(turn2))
     assert same_as_plain(engine, orjson.dumps(turn2)).reused == len(turn2["messages"])
 
 
@@ -283,6 +285,7 @@ def test_switches() -> None:
     body = with_messages(BASE, CONVERSATION)
     assert engine.outbound_bytes(body, env={}, cache=False).stored == 0
     assert engine.runtime.message_cache.stats()["entries"] == 0
+    assert same_as_plain(engine, body).stored == 0
     assert same_as_plain(engine, body).stored == len(CONVERSATION)
     engine.runtime.message_cache.configure(enabled=False)
     assert engine.runtime.message_cache.stats() == {"entries": 0, "bytes": 0}
@@ -329,3 +332,26 @@ def test_threads_share_one_cache() -> None:
     for thread in threads:
         thread.join()
     assert failures == []
+
+
+def test_a_long_conversation_is_matched_in_a_few_steps() -> None:
+    engine = fresh()
+    messages = [
+        {
+            "role": "assistant" if i % 2 else "user",
+            "content": [
+                {"type": "text", "text": f"turn {i}"},
+                *([{"type": "tool_use", "id": f"t{i}", "name": "read", "input": {}}] * (i % 2)),
+            ],
+        }
+        for i in range(81)
+    ]
+    turns = pi_turns(messages)
+    for turn in turns[::2]:
+        same_as_plain(engine, with_messages(BASE, turn))
+    body = with_messages(BASE, turns[-1])
+    store = engine.runtime.message_cache
+    start = body.index(b'"messages":[') + len(b'"messages":[')
+    matched, _rest = store.match(body, start)
+    assert sum(e.count for e in matched) == len(messages)
+    assert len(matched) <= 16

@@ -54,6 +54,8 @@ _MARK_JSON = orjson.dumps(_MARK)
 _COMMA, _CLOSE = ord(","), ord("]")
 _ONE_BY_ONE = 4
 """The newest messages of a request are stored one by one, the older ones as one run."""
+_OPENING = 128
+"""Bytes of the messages array that say "the same conversation as before" (``seen_before``)."""
 
 
 @dataclass
@@ -126,7 +128,7 @@ class _Cached:
         self.matched: list[Entry] = []
         self.parts: list[bytes] = []
         self.drafts: list[Draft] = []
-        self.pos = -1  # where the first message not yet served stands in ``body``
+        self.pos = -1  # where the first message not yet served stands (-1: store nothing)
 
     def run(self, model: str | None, env: Mapping[str, str] | None) -> OutboundBytes | None:
         payload = self._parse()
@@ -141,7 +143,11 @@ class _Cached:
             if at < 0 or out.find(_MARK_JSON, at + 1) >= 0:
                 return None  # the body holds the marker itself: start again, plainly
             view = memoryview(out)
-            out = b"".join((view[:at], b",".join(self.parts), view[at + len(_MARK_JSON) :]))
+            pieces: list[bytes | memoryview] = [view[:at]]
+            for part in self.parts:
+                pieces += (part, b",")
+            pieces[-1] = view[at + len(_MARK_JSON) :]
+            out = b"".join(pieces)
         if result.gate_open:
             self.store.commit(self.matched, self.drafts)
         return _finish(
@@ -172,7 +178,8 @@ class _Cached:
                 if type(messages) is list and messages and messages[0] == _MARK:
                     self.matched, self.pos = matched, rest
                     return cut
-        self.pos = start
+        if self.store.seen_before(body[start : start + _OPENING]):
+            self.pos = start
         return orjson.loads(body)
 
     def _messages(self, rw: Rewriter, messages: list[Any]) -> list[Any] | None:
