@@ -29,8 +29,7 @@ from __future__ import annotations
 import gc
 import os
 import threading
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 
 ENV = "BRIDGE_RULES_GC_PAUSE"
 """Set to ``0`` (or ``off``/``false``/``no``) to leave the collector alone in the request path."""
@@ -50,26 +49,35 @@ def pause_enabled(env: Mapping[str, str] | None = None) -> bool:
     return value.strip().lower() not in ("0", "off", "false", "no")
 
 
-@contextmanager
-def paused(enabled: bool = True) -> Iterator[None]:
-    """No cyclic collection while any thread is inside; ``enabled=False`` is a no-op."""
-    if not enabled:
-        yield
-        return
-    state = _State
-    with state.lock:
-        if state.depth == 0 and gc.isenabled():
-            gc.disable()
-            state.we_disabled = True
-        state.depth += 1
-    try:
-        yield
-    finally:
-        with state.lock:
-            state.depth -= 1
-            if state.depth == 0 and state.we_disabled:
-                state.we_disabled = False
-                gc.enable()
+class paused:  # lower case: used like a function, ``with paused():``
+    """No cyclic collection while any thread is inside; ``enabled=False`` is a no-op.
+
+    A class rather than a generator: it runs on every large request, and this
+    costs a third of ``contextlib.contextmanager``'s overhead.
+    """
+
+    __slots__ = ("enabled",)
+
+    def __init__(self, enabled: bool = True) -> None:
+        self.enabled = enabled
+
+    def __enter__(self) -> None:
+        if self.enabled:
+            state = _State
+            with state.lock:
+                if state.depth == 0 and gc.isenabled():
+                    gc.disable()
+                    state.we_disabled = True
+                state.depth += 1
+
+    def __exit__(self, *_exc: object) -> None:
+        if self.enabled:
+            state = _State
+            with state.lock:
+                state.depth -= 1
+                if state.depth == 0 and state.we_disabled:
+                    state.we_disabled = False
+                    gc.enable()
 
 
 def freeze_loaded() -> None:

@@ -54,6 +54,8 @@ _MARK_JSON = orjson.dumps(_MARK)
 _COMMA, _CLOSE = ord(","), ord("]")
 _ONE_BY_ONE = 4
 """The newest messages of a request are stored one by one, the older ones as one run."""
+_PAUSE_FROM = 32 * 1024
+"""Smaller bodies make too few objects for the collector to matter; they skip the pause."""
 _OPENING = 128
 """Bytes of the messages array that say "the same conversation as before" (``seen_before``)."""
 
@@ -86,12 +88,14 @@ def rewrite_outbound_bytes(
 
     ``cache=False`` (or the cache switched off on the runtime, or a body under
     its ``min_body``) takes the plain path. ``gc_pause`` keeps the cyclic
-    collector off meanwhile (None: unless ``BRIDGE_RULES_GC_PAUSE=0``; see
-    :mod:`bridge_rules.gcpause`). Raises ``orjson.JSONDecodeError`` (a
-    ``ValueError``) exactly when ``orjson.loads(body)`` would.
+    collector off meanwhile (None: for bodies of 32 KB and more, unless
+    ``BRIDGE_RULES_GC_PAUSE=0``; see :mod:`bridge_rules.gcpause`). Raises
+    ``orjson.JSONDecodeError`` (a ``ValueError``) exactly when ``orjson.loads(body)`` would.
     """
     store = rt.message_cache
-    with paused(pause_enabled() if gc_pause is None else gc_pause):
+    if gc_pause is None:
+        gc_pause = len(body) >= _PAUSE_FROM and pause_enabled()
+    with paused(gc_pause):
         if cache and store.enabled and len(body) >= store.min_body:
             done = _Cached(rt, store, body).run(model, env)
             if done is not None:
