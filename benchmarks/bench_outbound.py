@@ -233,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             for density in ("dense", "sparse"):
                 conversation = pi_conversation(size, density=density)
-                oc.replay(density, conversation, 2 if args.quick else 3, write)
+                oc.replay(density, conversation, 2 if args.quick else 5, write)
     if "inbound" in sections:
         inbound(engine, scale, write)
     return 0

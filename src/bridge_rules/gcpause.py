@@ -41,12 +41,21 @@ class _State:
     lock = threading.Lock()
     depth = 0
     we_disabled = False
+    from_env: bool | None = None
 
 
 def pause_enabled(env: Mapping[str, str] | None = None) -> bool:
-    """Whether request paths should pause collection (the ``BRIDGE_RULES_GC_PAUSE`` switch)."""
-    value = (os.environ if env is None else env).get(ENV, "1")
-    return value.strip().lower() not in ("0", "off", "false", "no")
+    """Whether request paths should pause collection (the ``BRIDGE_RULES_GC_PAUSE`` switch).
+
+    ``env=None`` reads the process environment once, on first use: the answer is
+    asked per request, and reading ``os.environ`` costs more than the pause saves
+    on a mid-sized body.
+    """
+    if env is None:
+        if _State.from_env is None:
+            _State.from_env = pause_enabled(os.environ)
+        return _State.from_env
+    return env.get(ENV, "1").strip().lower() not in ("0", "off", "false", "no")
 
 
 class paused:  # lower case: used like a function, ``with paused():``

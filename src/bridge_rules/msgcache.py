@@ -44,7 +44,7 @@ _PREFIX = 64
 _OVERHEAD = 160
 """Bytes an entry costs beyond its two byte strings (object, index slots), for the byte cap."""
 _COMMA, _CLOSE = ord(","), ord("]")
-_CHAIN = 16
+_CHAIN = 32
 """Entries a request may match before they are stored again as one run (``commit``)."""
 _KEEP = 4
 """Entries at the end of a consolidated chain that stay apart (the next request may change them)."""

@@ -47,9 +47,10 @@ class Runtime:
     wire (an earlier stage may win, and then the arguments must not be reshaped)."""
     repairs: RepairSet
     history: Mapping[str, HistoryPlan]
-    message_cache: MessageCache = field(default_factory=MessageCache.from_env)
-    """Rewritten conversation messages by their bytes (see :mod:`bridge_rules.msgcache`);
-    settings from ``BRIDGE_RULES_OUTBOUND_CACHE`` at load, ``.configure()`` to change them."""
+    message_cache: MessageCache = field(default_factory=MessageCache.from_env, init=False)
+    """Rewritten conversation messages by their bytes (see :mod:`bridge_rules.msgcache`).
+    Every Runtime gets its own, ``dataclasses.replace`` included, so other rules never see
+    these rewrites. Settings from ``BRIDGE_RULES_OUTBOUND_CACHE`` at load; ``.configure()``."""
 
     @property
     def known_locals(self) -> tuple[str, ...]:

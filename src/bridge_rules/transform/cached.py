@@ -92,15 +92,23 @@ def rewrite_outbound_bytes(
     ``BRIDGE_RULES_GC_PAUSE=0``; see :mod:`bridge_rules.gcpause`). Raises
     ``orjson.JSONDecodeError`` (a ``ValueError``) exactly when ``orjson.loads(body)`` would.
     """
-    store = rt.message_cache
     if gc_pause is None:
         gc_pause = len(body) >= _PAUSE_FROM and pause_enabled()
-    with paused(gc_pause):
-        if cache and store.enabled and len(body) >= store.min_body:
-            done = _Cached(rt, store, body).run(model, env)
-            if done is not None:
-                return done
-        return _plain(rt, orjson.loads(body), model, env)
+    if not gc_pause:
+        return _rewrite(rt, body, model, env, cache)
+    with paused():
+        return _rewrite(rt, body, model, env, cache)
+
+
+def _rewrite(
+    rt: Runtime, body: bytes, model: str | None, env: Mapping[str, str] | None, cache: bool
+) -> OutboundBytes:
+    store = rt.message_cache
+    if cache and store.enabled and len(body) >= store.min_body:
+        done = _Cached(rt, store, body).run(model, env)
+        if done is not None:
+            return done
+    return _plain(rt, orjson.loads(body), model, env)
 
 
 def _plain(

@@ -89,12 +89,13 @@ class Rewriter:
             }
         out: list[Any] = []
         changed = False
+        filters = plan.filters_tools
         for tool in tools:
             name = tool.get("name") if isinstance(tool, dict) else None
             if not isinstance(name, str):
                 out.append(tool)
                 continue
-            if plan.filters_tools and _filtered(name, plan, direct):
+            if filters and _filtered(name, plan, direct):
                 self.dropped.append(name)
                 changed = True
                 continue
