@@ -28,7 +28,7 @@ import itertools
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 ENV = "BRIDGE_RULES_OUTBOUND_CACHE"
@@ -66,8 +66,9 @@ class Entry:
     out: bytes
     renames: tuple[tuple[str, str], ...]
     """The (local, wire) renames this message contributes, in order of appearance."""
-    context: frozenset[str]
-    """The request's typed tool names when rewritten: another set may rewrite differently."""
+    context: Hashable
+    """What else the rewrite depended on (the request's typed tools, the JSON codec): an
+    entry is only used under an equal context."""
     count: int
     """How many messages the run holds."""
 
@@ -79,7 +80,7 @@ class Draft:
     raw: bytes
     out: bytes
     renames: tuple[tuple[str, str], ...]
-    context: frozenset[str]
+    context: Hashable
     count: int = 1
 
 

@@ -7,6 +7,7 @@ fields, over the golden captures, replayed conversations and generated ones.
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from hypothesis import strategies as st
 import bridge_rules
 from bridge_rules.engine import Engine
 from bridge_rules.msgcache import MessageCache, settings_from_env
+from bridge_rules.transform import rewrite_outbound_bytes
 
 CAPTURES = sorted((Path(__file__).resolve().parent.parent / "golden" / "captures").glob("*.json"))
 CLOSED = {"PI_ANTHROPIC_MESSAGES_DISABLE_CANONICAL": "1"}
@@ -355,3 +357,40 @@ def test_a_long_conversation_is_matched_in_a_few_steps() -> None:
     matched, _rest = store.match(body, start)
     assert sum(e.count for e in matched) == len(messages)
     assert len(matched) <= 32
+
+
+def _exact_loads(raw: bytes) -> Any:
+    return json.loads(raw)
+
+
+def _exact_dumps(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def test_another_codec_keeps_big_integers_exact() -> None:
+    """The proxy parses big integers exactly; stored messages then hold them exactly too."""
+    big = 2**70 + 1
+    messages = [
+        *CONVERSATION[:3],
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t9", "name": "read", "input": {"n": big}}],
+        },
+        *CONVERSATION[3:],
+    ]
+    body = _exact_dumps({**BASE, "messages": messages})
+    expected = _exact_dumps(ENG.outbound(_exact_loads(body), env={}).payload)
+    assert str(big).encode() in expected
+    results = [
+        rewrite_outbound_bytes(ENG.runtime, body, env={}, loads=_exact_loads, dumps=_exact_dumps)
+        for _ in range(3)
+    ]
+    assert [r.body for r in results] == [expected] * 3
+    assert results[-1].reused == len(messages)
+    lossy = [same_as_plain(ENG, body) for _ in range(3)]  # orjson: as lossy as the plain path
+    assert lossy[-1].reused < len(messages)
+    assert same_as_plain(ENG, body, CLOSED).reused < len(messages)
+    closed = rewrite_outbound_bytes(
+        ENG.runtime, body, env=CLOSED, loads=_exact_loads, dumps=_exact_dumps
+    )
+    assert closed.body == _exact_dumps(_exact_loads(body))

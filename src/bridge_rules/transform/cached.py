@@ -31,9 +31,9 @@ replayed in the order the plain walk would add them.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -75,6 +75,10 @@ class OutboundBytes(Outcome):
     stored: int = 0
 
 
+Loads = Callable[[bytes], Any]
+Dumps = Callable[[Any], bytes]
+
+
 def rewrite_outbound_bytes(
     rt: Runtime,
     body: bytes,
@@ -83,6 +87,8 @@ def rewrite_outbound_bytes(
     *,
     cache: bool = True,
     gc_pause: bool | None = None,
+    loads: Loads = orjson.loads,
+    dumps: Dumps = orjson.dumps,
 ) -> OutboundBytes:
     """Parse, rewrite and serialise one request body, through the message cache.
 
@@ -91,31 +97,54 @@ def rewrite_outbound_bytes(
     collector off meanwhile (None: for bodies of 32 KB and more, unless
     ``BRIDGE_RULES_GC_PAUSE=0``; see :mod:`bridge_rules.gcpause`). Raises
     ``orjson.JSONDecodeError`` (a ``ValueError``) exactly when ``orjson.loads(body)`` would.
+
+    ``loads``/``dumps`` replace orjson's (e.g. a codec exact for big integers,
+    as the proxy's); ``dumps`` must write orjson's compact form where orjson can,
+    since stored messages are compared with the body's bytes.
     """
+    json = _Json(loads, dumps)
     if gc_pause is None:
         gc_pause = len(body) >= _PAUSE_FROM and pause_enabled()
     if not gc_pause:
-        return _rewrite(rt, body, model, env, cache)
+        return _rewrite(rt, body, model, env, cache=cache, json=json)
     with paused():
-        return _rewrite(rt, body, model, env, cache)
+        return _rewrite(rt, body, model, env, cache=cache, json=json)
+
+
+class _Json(NamedTuple):
+    loads: Loads
+    dumps: Dumps
+
+
+class _Context(NamedTuple):
+    """What a stored rewrite depended on besides its bytes and the rules."""
+
+    typed: frozenset[str]
+    json: _Json
 
 
 def _rewrite(
-    rt: Runtime, body: bytes, model: str | None, env: Mapping[str, str] | None, cache: bool
+    rt: Runtime,
+    body: bytes,
+    model: str | None,
+    env: Mapping[str, str] | None,
+    *,
+    cache: bool,
+    json: _Json,
 ) -> OutboundBytes:
     store = rt.message_cache
     if cache and store.enabled and len(body) >= store.min_body:
-        done = _Cached(rt, store, body).run(model, env)
+        done = _Cached(rt, store, body, json).run(model, env)
         if done is not None:
             return done
-    return _plain(rt, orjson.loads(body), model, env)
+    return _plain(rt, json.loads(body), model, env, json)
 
 
 def _plain(
-    rt: Runtime, payload: Any, model: str | None, env: Mapping[str, str] | None
+    rt: Runtime, payload: Any, model: str | None, env: Mapping[str, str] | None, json: _Json
 ) -> OutboundBytes:
     result = rewrite_outbound(rt, payload, model, env)
-    return _finish(result, orjson.dumps(result.payload), payload)
+    return _finish(result, json.dumps(result.payload), payload)
 
 
 def _finish(result: OutboundResult, body: bytes, payload: Any, **counts: int) -> OutboundBytes:
@@ -135,21 +164,24 @@ def _finish(result: OutboundResult, body: bytes, payload: Any, **counts: int) ->
 class _Cached:
     """One request through the cache: cut, parse, rewrite the rest, splice, store."""
 
-    def __init__(self, rt: Runtime, store: MessageCache, body: bytes) -> None:
+    def __init__(self, rt: Runtime, store: MessageCache, body: bytes, json: _Json) -> None:
         self.rt, self.store, self.body = rt, store, body
+        self.json = json
+        self.loads, self.dumps = json
         self.matched: list[Entry] = []
         self.parts: list[bytes] = []
         self.drafts: list[Draft] = []
+        self.reused = 0
         self.pos = -1  # where the first message not yet served stands (-1: store nothing)
 
     def run(self, model: str | None, env: Mapping[str, str] | None) -> OutboundBytes | None:
         payload = self._parse()
         if type(payload) is not dict:
-            return _plain(self.rt, payload, model, env)
+            return _plain(self.rt, payload, model, env, _Json(self.loads, self.dumps))
         result = rewrite_with(self.rt, payload, model, env, self._messages)
         if not result.gate_open and self.matched:
-            self.parts = [entry.raw for entry in self.matched]
-        out = orjson.dumps(result.payload)
+            self.parts = [self._as_sent(entry) for entry in self.matched]
+        out = self.dumps(result.payload)
         if self.parts:
             at = out.find(_MARK_JSON)
             if at < 0 or out.find(_MARK_JSON, at + 1) >= 0:
@@ -166,24 +198,33 @@ class _Cached:
             result,
             out,
             payload,
-            reused=sum(e.count for e in self.matched),
+            reused=self.reused,
             stored=sum(d.count for d in self.drafts),
         )
+
+    def _as_sent(self, entry: Entry) -> bytes:
+        """A stored run re-serialised unchanged (a closed gate): its own bytes, if this codec
+        stored them (they are then its compact form), else a fresh round trip."""
+        context = entry.context
+        if isinstance(context, _Context) and context.json == self.json:
+            self.reused += entry.count
+            return entry.raw
+        return self.dumps(self.loads(b"[" + entry.raw + b"]"))[1:-1]
 
     def _parse(self) -> Any:
         """The body with the messages the cache holds cut out (or whole, when none are)."""
         body = self.body
         start = body.find(_KEY)
         if start < 0:
-            return orjson.loads(body)
+            return self.loads(body)
         start += len(_KEY)
         matched, rest = self.store.match(body, start)
         if matched:
             view = memoryview(body)
             sep = b"" if body[rest] == _CLOSE else b","
             try:
-                cut = orjson.loads(b"".join((view[:start], _MARK_JSON, sep, view[rest:])))
-            except orjson.JSONDecodeError:
+                cut = self.loads(b"".join((view[:start], _MARK_JSON, sep, view[rest:])))
+            except ValueError:
                 cut = None
             if type(cut) is dict:
                 messages = cut.get("messages")
@@ -192,20 +233,21 @@ class _Cached:
                     return cut
         if self.store.seen_before(body[start : start + _OPENING]):
             self.pos = start
-        return orjson.loads(body)
+        return self.loads(body)
 
     def _messages(self, rw: Rewriter, messages: list[Any]) -> list[Any] | None:
         """The cache's ``messages`` step: stored outputs first, then the new messages."""
-        context = frozenset(rw.typed)
+        context = _Context(frozenset(rw.typed), self.json)
         parts = self.parts
         for entry in self.matched:
             if entry.context == context:
                 parts.append(entry.out)
                 rw.add_renames(entry.renames)
-            else:  # typed tools changed since: these messages may rewrite differently now
-                run = orjson.loads(b"[" + entry.raw + b"]")
+                self.reused += entry.count
+            else:  # other typed tools (or codec) since: these may come out differently now
+                run = self.loads(b"[" + entry.raw + b"]")
                 new_run, _own = rw.run_alone(run)
-                parts.append(entry.raw if new_run is None else orjson.dumps(new_run)[1:-1])
+                parts.append(self.dumps(run if new_run is None else new_run)[1:-1])
         rest = messages[1:] if self.matched else messages
         stored = self._store_new(rw, rest, context)
         tail = rest[stored:]
@@ -214,7 +256,7 @@ class _Cached:
             return new_tail
         return [_MARK, *(tail if new_tail is None else new_tail)]
 
-    def _store_new(self, rw: Rewriter, messages: list[Any], context: frozenset[str]) -> int:
+    def _store_new(self, rw: Rewriter, messages: list[Any], context: Hashable) -> int:
         """Rewrite and keep the new messages that stand as their compact bytes; count them.
 
         All but the last few go as one run (one ``dumps`` of the run checks its
@@ -230,11 +272,14 @@ class _Cached:
             runs = [[m] for m in messages]
         stored = 0
         for run in runs:
-            raw = orjson.dumps(run)[1:-1]
+            try:
+                raw = self.dumps(run)[1:-1]
+            except (TypeError, ValueError):  # orjson refuses it (a big integer, the depth)
+                break
             if not self._stands(raw):
                 break
             new_run, own = rw.run_alone(run)
-            out = raw if new_run is None else orjson.dumps(new_run)[1:-1]
+            out = raw if new_run is None else self.dumps(new_run)[1:-1]
             self.drafts.append(Draft(raw, out, own, context, len(run)))
             self.parts.append(out)
             self.pos += len(raw) + 1
