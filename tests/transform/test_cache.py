@@ -250,6 +250,26 @@ def test_bodies_that_are_not_objects_or_not_json() -> None:
     assert engine.outbound_bytes(wrapped, env={}).body == plain
 
 
+def test_every_truncation_and_splice_of_a_cached_body() -> None:
+    """Cut, glued to junk or with a byte replaced, a body the cache knows fails or passes
+    exactly as orjson says, and passes with the plain path's bytes."""
+    engine = fresh()
+    good = with_messages(BASE, CONVERSATION)
+    for _ in range(3):
+        same_as_plain(engine, good)
+    for end in range(len(good)):
+        variants = [good[:end], good[:end] + b"]}", good[:end] + b",{}]}"]
+        variants += [good[:end] + c + good[end + 1 :] for c in (b",", b"]", b"}", b'"', b" ")]
+        for bad in variants:
+            try:
+                orjson.loads(bad)
+            except orjson.JSONDecodeError:
+                with pytest.raises(orjson.JSONDecodeError):
+                    engine.outbound_bytes(bad, env={})
+            else:
+                same_as_plain(engine, bad)
+
+
 def test_a_body_holding_the_cut_marker_is_handled_plainly() -> None:
     from bridge_rules.transform import cached
 

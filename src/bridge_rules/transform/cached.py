@@ -219,9 +219,9 @@ class _Cached:
             return self.loads(body)
         start += len(_KEY)
         matched, rest = self.store.match(body, start)
-        if matched:
+        if matched and rest < len(body):
             view = memoryview(body)
-            sep = b"" if body[rest] == _CLOSE else b","
+            sep = b"," if body[rest - 1] == _COMMA else b""  # keep what followed the cut
             try:
                 cut = self.loads(b"".join((view[:start], _MARK_JSON, sep, view[rest:])))
             except ValueError:
