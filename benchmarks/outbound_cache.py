@@ -74,7 +74,7 @@ def replay(
     """
     with_pause, without_pause = load(), load()
     bodies = sum(1 for _ in pi_turns(payload))
-    best = [[float("inf")] * bodies for _ in range(4)]
+    best = [[float("inf")] * bodies for _ in range(5)]
     env: dict[str, str] = {}
     for _ in range(rounds):
         with_pause.runtime.message_cache.clear()
@@ -86,15 +86,17 @@ def replay(
                 partial(
                     rewrite_outbound_bytes, without_pause.runtime, raw, env=env, gc_pause=False
                 ),
-                partial(_plain, with_pause, raw),
             )
-            times = [0.0] * len(runs)
             for k in range(len(runs)):  # rotated, so no variant always follows another
                 which = (i + k) % len(runs)
-                times[which] = _timed(runs[which])
-            for column, value in zip(best, times, strict=True):
-                column[i] = min(column[i], value)
-    floor, cached, cached_gc, plain = (sum(column) for column in best)
+                best[which][i] = min(best[which][i], _timed(runs[which]))
+        # Today's path on its own pass (with its own floor): its full parse of every
+        # request leaves the collector work that would otherwise land in the others.
+        for i, raw in enumerate(pi_turns(payload)):
+            best[3][i] = min(best[3][i], _timed(partial(_floor, raw)))
+            best[4][i] = min(best[4][i], _timed(partial(_plain, with_pause, raw)))
+    floor, cached, cached_gc, floor_today, today = (sum(column) for column in best)
+    plain = today / floor_today * floor
     ratio = cached / floor
     verdict = "ok" if ratio <= REPLAY_TARGET else "MISSED"
     write(
@@ -115,7 +117,7 @@ def cold(label: str, raw: bytes, repeat: int, write: Write) -> tuple[float, floa
         floor = min(floor, _best(lambda: orjson.dumps(orjson.loads(raw)), 1))
         today = min(today, _best(lambda: _plain(engine, raw), 1))
         first = min(first, _best(lambda: engine.outbound_bytes(raw, env={}), 1, store.clear))
-    verdict = "ok" if first <= today * 1.0 else "MISSED"
+    verdict = "ok" if first <= today else f"MISSED by {(first - today) * 1e6:.1f}us"
     write(
         f"  {label:<14} {len(raw):>10} floor {floor * 1e3:8.2f}ms  today {today / floor:5.2f}x  "
         f"cold, cache on {first / floor:5.2f}x  <= today: {verdict}\n"

@@ -54,8 +54,9 @@ _MARK_JSON = orjson.dumps(_MARK)
 _COMMA, _CLOSE = ord(","), ord("]")
 _ONE_BY_ONE = 4
 """The newest messages of a request are stored one by one, the older ones as one run."""
-_PAUSE_FROM = 32 * 1024
-"""Smaller bodies make too few objects for the collector to matter; they skip the pause."""
+_PAUSE_FROM = 256 * 1024
+"""Less to parse than this (a small body, or the new part of a known conversation) makes
+too few objects for the collector to matter: no pause."""
 _OPENING = 128
 """Bytes of the messages array that say "the same conversation as before" (``seen_before``)."""
 
@@ -94,8 +95,9 @@ def rewrite_outbound_bytes(
 
     ``cache=False`` (or the cache switched off on the runtime, or a body under
     its ``min_body``) takes the plain path. ``gc_pause`` keeps the cyclic
-    collector off meanwhile (None: for bodies of 32 KB and more, unless
-    ``BRIDGE_RULES_GC_PAUSE=0``; see :mod:`bridge_rules.gcpause`). Raises
+    collector off meanwhile (None: when 256 KB or more are left to parse after the
+    cache's cut, unless ``BRIDGE_RULES_GC_PAUSE=0``; see
+    :mod:`bridge_rules.gcpause`). Raises
     ``orjson.JSONDecodeError`` (a ``ValueError``) exactly when ``orjson.loads(body)`` would.
 
     ``loads``/``dumps`` replace orjson's (e.g. a codec exact for big integers,
@@ -103,12 +105,22 @@ def rewrite_outbound_bytes(
     since stored messages are compared with the body's bytes.
     """
     json = _Json(loads, dumps)
-    if gc_pause is None:
-        gc_pause = len(body) >= _PAUSE_FROM and pause_enabled()
-    if not gc_pause:
-        return _rewrite(rt, body, model, env, cache=cache, json=json)
-    with paused():
-        return _rewrite(rt, body, model, env, cache=cache, json=json)
+    store = rt.message_cache
+    if cache and store.enabled and len(body) >= store.min_body:
+        job = _Cached(rt, store, body, json)
+        with paused(_pause(gc_pause, job.prepare())):
+            done = job.run(model, env)
+        if done is not None:
+            return done
+    with paused(_pause(gc_pause, len(body))):
+        return _plain(rt, json.loads(body), model, env, json)
+
+
+def _pause(asked: bool | None, to_parse: int) -> bool:
+    """Pause the collector when parsing makes enough objects for it to matter (or as asked)."""
+    if asked is not None:
+        return asked
+    return to_parse >= _PAUSE_FROM and pause_enabled()
 
 
 class _Json(NamedTuple):
@@ -121,23 +133,6 @@ class _Context(NamedTuple):
 
     typed: frozenset[str]
     json: _Json
-
-
-def _rewrite(
-    rt: Runtime,
-    body: bytes,
-    model: str | None,
-    env: Mapping[str, str] | None,
-    *,
-    cache: bool,
-    json: _Json,
-) -> OutboundBytes:
-    store = rt.message_cache
-    if cache and store.enabled and len(body) >= store.min_body:
-        done = _Cached(rt, store, body, json).run(model, env)
-        if done is not None:
-            return done
-    return _plain(rt, json.loads(body), model, env, json)
 
 
 def _plain(
@@ -172,6 +167,9 @@ class _Cached:
         self.parts: list[bytes] = []
         self.drafts: list[Draft] = []
         self.reused = 0
+        self.start = self.rest = -1
+        self.whole = True
+        self.cut = b""
         self.pos = -1  # where the first message not yet served stands (-1: store nothing)
 
     def run(self, model: str | None, env: Mapping[str, str] | None) -> OutboundBytes | None:
@@ -211,32 +209,46 @@ class _Cached:
             return entry.raw
         return self.dumps(self.loads(b"[" + entry.raw + b"]"))[1:-1]
 
-    def _parse(self) -> Any:
-        """The body with the messages the cache holds cut out (or whole, when none are)."""
+    def prepare(self) -> int:
+        """Cut out the messages the cache holds; how many bytes are left to parse."""
         body = self.body
         start = body.find(_KEY)
+        self.whole = True
         if start < 0:
-            return self.loads(body)
+            return len(body)
         start += len(_KEY)
         matched, rest = self.store.match(body, start)
+        self.start, self.matched, self.rest = start, matched, rest
         if matched and rest < len(body):
             view = memoryview(body)
             sep = b"," if body[rest - 1] == _COMMA else b""  # keep what followed the cut
+            self.cut = b"".join((view[:start], _MARK_JSON, sep, view[rest:]))
+            self.whole = False
+            return len(self.cut)
+        return len(body)
+
+    def _parse(self) -> Any:
+        """The body with the messages the cache holds cut out (or whole, when none are)."""
+        body = self.body
+        if not self.whole:
             try:
-                cut = self.loads(b"".join((view[:start], _MARK_JSON, sep, view[rest:])))
+                cut = self.loads(self.cut)
             except ValueError:
                 cut = None
             if type(cut) is dict:
                 messages = cut.get("messages")
                 if type(messages) is list and messages and messages[0] == _MARK:
-                    self.matched, self.pos = matched, rest
+                    self.pos = self.rest
                     return cut
-        if self.store.seen_before(body[start : start + _OPENING]):
-            self.pos = start
+        self.matched = []
+        if self.start >= 0 and self.store.seen_before(body[self.start : self.start + _OPENING]):
+            self.pos = self.start
         return self.loads(body)
 
     def _messages(self, rw: Rewriter, messages: list[Any]) -> list[Any] | None:
         """The cache's ``messages`` step: stored outputs first, then the new messages."""
+        if not self.matched and self.pos < 0:  # nothing cached, nothing to store
+            return rw.messages(messages)
         context = _Context(frozenset(rw.typed), self.json)
         parts = self.parts
         for entry in self.matched:
