@@ -219,7 +219,9 @@ class MessageCache:
             return
         if len(matched) + len(drafts) > _CHAIN:
             pieces: list[Entry | Draft] = [*matched, *drafts]
-            if len({piece.context for piece in pieces}) == 1:
+            size = sum(len(piece.raw) + len(piece.out) for piece in pieces)
+            # Twice the conversation must fit: the run is stored before the old chain ages out.
+            if len({piece.context for piece in pieces}) == 1 and size * 2 <= self.max_bytes:
                 matched, drafts = (), _consolidated(pieces)
         with self._lock:
             parent = matched[-1].serial if matched else 0

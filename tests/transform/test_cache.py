@@ -414,3 +414,17 @@ def test_another_codec_keeps_big_integers_exact() -> None:
         ENG.runtime, body, env=CLOSED, loads=_exact_loads, dumps=_exact_dumps
     )
     assert closed.body == _exact_dumps(_exact_loads(body))
+
+
+def test_a_conversation_bigger_than_the_cache_keeps_its_head_cached() -> None:
+    engine = fresh(max_bytes=180_000)
+    messages = [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": f"{i:04d}" + "x" * 2000}
+        for i in range(60)
+    ]
+    turns = pi_turns(messages)
+    for turn in turns:
+        same_as_plain(engine, with_messages(BASE, turn))
+    last = same_as_plain(engine, with_messages(BASE, turns[-1]))
+    assert last.reused >= 40  # the head the cap holds (~43 messages of 2 KB in and out)
+    assert engine.runtime.message_cache.stats()["bytes"] <= 180_000

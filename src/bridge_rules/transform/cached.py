@@ -12,14 +12,16 @@ Why the splice is exact:
 
 * An entry is used only where its exact bytes stand, and a stored ``out`` is
   what rewriting ``loads(raw)`` produced under the same rules (the store lives
-  on the runtime) and the same typed tools (checked per entry, rewritten again
-  on a mismatch). orjson serialises an element the same wherever it stands.
-* The cut is replaced by a marker string holding a per-process random token.
-  The parse must put that marker first in the top-level ``messages`` array,
-  or the cut is abandoned and the whole body parsed: so a ``"messages":[``
-  inside some other value is never mistaken for the array. The serialised
-  output must hold the marker exactly once; it is replaced by the stored
-  messages, comma-separated.
+  on the runtime), the same typed tools and the same codec (checked per entry,
+  rewritten again on a mismatch). orjson serialises an element the same
+  wherever it stands.
+* The cut is replaced by a marker string holding a per-process random token,
+  and the separator that followed the cut stays, so the rest parses exactly
+  when the whole body would. The parse must put that marker first in the
+  top-level ``messages`` array, or the cut is abandoned and the whole body
+  parsed: so a ``"messages":[`` inside some other value is never mistaken for
+  the array. The serialised output must hold the marker exactly once; it is
+  replaced by the stored messages, comma-separated.
 * Only messages whose bytes are orjson's compact form of themselves (what
   ``JSON.stringify`` writes) are stored; others are rewritten every time.
 
