@@ -40,9 +40,16 @@ def _root(
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
     ),
+    pins: Annotated[
+        Optional[list[str]],  # noqa: UP045 - typer needs Optional on 3.10
+        typer.Option(help="A directory of pins, searched first; repeat. See docs/pins.md."),
+    ] = None,
 ) -> None:
     """Declarative rules that translate agent tool names and arguments to and from Claude Code's
     canonical tools."""
+    from bridge_rules.pins import use_dirs
+
+    use_dirs(pins or [])
 
 
 # The `--rules` option every command that loads rules shares.
@@ -101,6 +108,7 @@ COMMAND_MODULES = (
     "drift_cmd",
     "transform_cmd",
     "serve_cmd",
+    "pin_cmd",
 )
 
 

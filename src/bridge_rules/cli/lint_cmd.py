@@ -62,7 +62,7 @@ def lint(
         try:
             pinned = load_pin(pin)
         except PinError as exc:
-            fail(str(exc))
+            fail(exc.describe())
         if pinned.product != "claude-code":
             fail(f"--pin takes a Claude Code pin (claude-code@<version>), not '{pin}'")
     report = run_lint(list(paths) if paths else None, pinned)
