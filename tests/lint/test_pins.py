@@ -39,13 +39,25 @@ def test_checksums_are_recorded_for_every_pin() -> None:
         assert hashlib.sha256((ROOT / "schemas" / name).read_bytes()).hexdigest() == digest, name
 
 
-def test_latest_pin_is_the_reference_pin(shared: Path) -> None:
+def test_latest_pin_is_the_reference_pin_plus_what_the_binary_sends(shared: Path) -> None:
+    """2.1.330 is the d.ts pin plus the tools a runtime capture has and the d.ts lacks."""
+    packaged = json.loads((ROOT / "schemas" / "claude-code" / "2.1.330.json").read_text())
+    capture = ROOT / "tests" / "pins" / "data" / "claude-code@2.1.330.json"
+    captured = json.loads(capture.read_text())["tools"]
+    assert set(captured) <= set(packaged["tools"])
+    added = sorted(n for n, how in packaged["mapping_evidence"].items() if how == "runtime-capture")
+    assert added == ["ListAgents", "SendMessage", "Skill"]
+    for name in added:
+        schema = {k: v for k, v in captured[name]["input_schema"].items() if k != "$schema"}
+        assert packaged["tools"][name] == schema
+    assert packaged["provenance"]["method"] == "type-declarations+runtime-capture"
     reference = shared / "reference" / "pins" / "claude-code-2.1.330.json"
     if not reference.is_file():
         pytest.skip("reference material not beside the checkout")
-    assert (
-        ROOT / "schemas" / "claude-code" / "2.1.330.json"
-    ).read_bytes() == reference.read_bytes()
+    for name in added:
+        del packaged["tools"][name], packaged["mapping_evidence"][name]
+    del packaged["provenance"]
+    assert _script().render(packaged).encode() == reference.read_bytes()
 
 
 def test_pins_show_real_drift() -> None:

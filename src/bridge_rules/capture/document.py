@@ -86,7 +86,11 @@ def merge(old: dict[str, Any], new: dict[str, Any]) -> tuple[dict[str, Any], lis
     if old.get("format") != FORMAT:
         raise DocumentError(f"can only merge into a {FORMAT} pin")
     tools = dict(old["tools"])
-    differ = sorted(n for n, e in new["tools"].items() if n in tools and tools[n] != e)
+    differ = sorted(
+        n
+        for n, e in new["tools"].items()
+        if n in tools and tools[n].get("input_schema") != e["input_schema"]
+    )
     added = {n: e for n, e in new["tools"].items() if n not in tools}
     tools.update(added)
     provenance = dict(old["provenance"])

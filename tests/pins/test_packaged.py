@@ -1,0 +1,24 @@
+"""The packaged pins: every tool the 2.1.330 binary sends, provenance, and what the rules do."""
+
+from __future__ import annotations
+
+import pytest
+
+import bridge_rules
+from bridge_rules.pins import available, load_pin
+
+
+@pytest.mark.parametrize("tool", ["Skill", "SendMessage", "ListAgents"])
+def test_runtime_only_tools_go_out_under_their_own_name(tool: str) -> None:
+    assert load_pin("claude-code@2.1.330").has_tool(tool)
+    assert bridge_rules.load().outbound_name(tool) == tool  # not mcp__pi__Skill any more
+
+
+def test_every_packaged_pin_records_how_it_was_made() -> None:
+    for product in ("claude-code", "pi"):
+        for version in available(product):
+            pin = load_pin(f"{product}@{version}")
+            assert pin.origin == "packaged"
+            assert pin.provenance["method"].startswith("type-declarations")
+            assert pin.provenance["version"] == version
+            assert len(pin.provenance["sha256"]) == 64
