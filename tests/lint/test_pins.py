@@ -61,8 +61,8 @@ def test_latest_pin_is_the_reference_pin_plus_what_the_binary_sends(shared: Path
 
 
 def test_pins_show_real_drift() -> None:
-    assert available("claude-code") == ["2.1.0", "2.1.322", "2.1.330"]
-    old, cited, latest = (load_pin(f"claude-code@{v}") for v in available("claude-code"))
+    assert available("claude-code") == ["2.1.0", "2.1.322", "2.1.330", "2.1.331"]
+    old, cited, latest = (load_pin(f"claude-code@{v}") for v in ("2.1.0", "2.1.322", "2.1.330"))
     assert {"TaskOutput", "KillShell", "Task"} <= set(old.tools)
     assert not {"TaskOutput", "KillShell", "Task"} & set(latest.tools)
     assert "KillShell" in latest.aliases["TaskStop"]

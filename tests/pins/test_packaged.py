@@ -5,12 +5,14 @@ from __future__ import annotations
 import pytest
 
 import bridge_rules
-from bridge_rules.pins import available, load_pin
+from bridge_rules.pins import available, load_file, load_pin
+from conftest import DATA
 
 
 @pytest.mark.parametrize("tool", ["Skill", "SendMessage", "ListAgents"])
 def test_runtime_only_tools_go_out_under_their_own_name(tool: str) -> None:
     assert load_pin("claude-code@2.1.330").has_tool(tool)
+    assert load_pin("claude-code@2.1.331").has_tool(tool)
     assert bridge_rules.load().outbound_name(tool) == tool  # not mcp__pi__Skill any more
 
 
@@ -22,3 +24,12 @@ def test_every_packaged_pin_records_how_it_was_made() -> None:
             assert pin.provenance["method"].startswith("type-declarations")
             assert pin.provenance["version"] == version
             assert len(pin.provenance["sha256"]) == 64
+
+
+def test_the_current_release_is_pinned_from_its_capture() -> None:
+    """2.1.331 (npm's latest on 2026-11-24): its d.ts plus its runtime capture."""
+    current = load_pin("claude-code@2.1.331")
+    captured = load_file(DATA / "claude-code@2.1.331.json")
+    assert set(captured.tools) <= set(current.tools)
+    assert captured.provenance["method"] == "runtime-capture"
+    assert len(captured.provenance["sources"]) == 4  # four configurations, merged

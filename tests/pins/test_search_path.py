@@ -88,17 +88,17 @@ def test_a_project_pin_shadows_the_packaged_one(isolated: Path) -> None:
 def test_an_unknown_pin_is_one_located_error_that_says_where_it_looked(
     isolated: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (isolated / "r.yaml").write_text(RULES.format(pin="claude-code@2.1.33"))
+    (isolated / "r.yaml").write_text(RULES.format(pin="claude-code@2.1.0.0"))
     with pytest.raises(RulesError) as caught:
         bridge_rules.load(str(isolated / "r.yaml"))
     diags = caught.value.diagnostics
     assert [d.code for d in diags] == ["BR204"]  # no misleading BR205 for from_pin
     line = diags[0].line()
-    assert line.startswith("r.yaml:2:6: error[BR204] unknown pin 'claude-code@2.1.33'")
+    assert line.startswith("r.yaml:2:6: error[BR204] unknown pin 'claude-code@2.1.0.0'")
     assert "(packaged)" in line
     assert "(user)" in line
-    assert "did you mean 'claude-code@2.1.330'?" in line
-    assert "bridge-rules pin capture claude-code@2.1.33 -- <agent command>" in line
+    assert "did you mean 'claude-code@2.1.0'?" in line
+    assert "bridge-rules pin capture claude-code@2.1.0.0 -- <agent command>" in line
     code, _, err = run(capsys, "lint", "--pin", "claude-code@7", str(isolated / "r.yaml"))
     assert code == 2
     assert "capture it with: bridge-rules pin capture claude-code@7" in err

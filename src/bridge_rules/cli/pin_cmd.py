@@ -270,7 +270,8 @@ def show(
     sys.stdout.write(f"{pin.spec}  {pin.origin}  {pin.path}\n")
     provenance = pin.provenance
     if provenance:
-        made = f"  made by {provenance.get('method')} on {provenance.get('date')}"
+        made = f"  made by {provenance.get('method')}"
+        made += f" on {provenance['date']}" if provenance.get("date") else ""
         sys.stdout.write(f"{made}, sha256 {str(provenance.get('sha256'))[:12]}\n")
     sys.stdout.write(f"  {len(pin.tools)} tools:\n")
     width = max((len(n) for n in pin.tools), default=0)
