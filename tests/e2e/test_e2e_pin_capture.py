@@ -39,6 +39,22 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
+@pytest.fixture(scope="module")
+def pi(root: Path) -> Path:
+    try:
+        return install_pi(root / ".e2e" / "pi")
+    except PiInstallError as exc:
+        pytest.fail(str(exc))
+
+
+@pytest.fixture(scope="module")
+def claude(root: Path) -> Path:
+    try:
+        return install_claude(root / ".e2e" / "claude-code")
+    except ClaudeInstallError as exc:
+        pytest.fail(str(exc))
+
+
 def capture(capsys: pytest.CaptureFixture[str], *args: str) -> str:
     code = main(["pin", "capture", *args])
     out, err = capsys.readouterr()
@@ -47,12 +63,8 @@ def capture(capsys: pytest.CaptureFixture[str], *args: str) -> str:
 
 
 def test_pi_capture_reproduces_the_packaged_pin(
-    root: Path, workdir: Path, capsys: pytest.CaptureFixture[str]
+    root: Path, pi: Path, workdir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    try:
-        pi = install_pi(root / ".e2e" / "pi")
-    except PiInstallError as exc:
-        pytest.fail(str(exc))
     template = workdir / "models.json"
     template.write_text(json.dumps(PI_MODELS))
     out = capture(
@@ -71,12 +83,8 @@ def test_pi_capture_reproduces_the_packaged_pin(
 
 
 def test_claude_code_capture_has_every_packaged_runtime_tool(
-    root: Path, workdir: Path, capsys: pytest.CaptureFixture[str]
+    root: Path, claude: Path, workdir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    try:
-        claude = install_claude(root / ".e2e" / "claude-code")
-    except ClaudeInstallError as exc:
-        pytest.fail(str(exc))
     env = [f"--env={k}={v}" for k, v in CLAUDE_ENV.items()]
     capture(
         capsys, f"claude-code@{CLAUDE_VERSION}", "--env", "HOME={tmp}", *env,

@@ -9,9 +9,6 @@ import pytest
 
 from bridge_rules.pins import use_dirs
 
-DATA = Path(__file__).resolve().parent / "data"
-FAKE_AGENT = Path(__file__).resolve().parent / "fake_agent.py"
-
 
 @pytest.fixture(autouse=True)
 def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:

@@ -7,11 +7,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from pin_fixtures import FAKE_AGENT
 
 from bridge_rules.capture.endpoint import Endpoint, reply_events
 from bridge_rules.cli.app import main
 from bridge_rules.pins import load_pin, tools_digest
-from conftest import FAKE_AGENT
 
 AGENT = [sys.executable, str(FAKE_AGENT)]
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from pin_fixtures import DATA
 
 import bridge_rules
 from bridge_rules.pins import available, load_file, load_pin
-from conftest import DATA
 
 
 @pytest.mark.parametrize("tool", ["Skill", "SendMessage", "ListAgents"])

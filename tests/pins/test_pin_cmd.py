@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
+from pin_fixtures import DATA
 
 from bridge_rules.cli.app import main
 from bridge_rules.pins import load_pin
-from conftest import DATA
 
 ROOT = Path(__file__).resolve().parents[2]
 PI_TURN1 = ROOT / "tests" / "golden" / "captures" / "pi-turn1.json"

@@ -8,12 +8,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+from pin_fixtures import DATA
 
 import bridge_rules
 from bridge_rules.cli.app import main
 from bridge_rules.diagnostics import RulesError
 from bridge_rules.pins import PinError, available, load_pin, search_path
-from conftest import DATA
 
 RULES = "bridge-rules: 1\npin: {pin}\nnames:\n  - kind: canonical\n    from_pin: true\n"
 
