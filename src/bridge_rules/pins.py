@@ -81,12 +81,20 @@ class PinDir:
     origin: str  # --pins, BRIDGE_RULES_PINS, project, user, packaged
 
 
-_extra_dirs: list[Path] = []
+# The CLI's --pins, kept in the environment so that the proxy's worker processes see them.
+_CLI_VAR = "BRIDGE_RULES_PINS_CLI"
 
 
 def use_dirs(dirs: Sequence[str | Path]) -> None:
-    """Put ``dirs`` (the CLI's ``--pins``) at the front of the search path."""
-    _extra_dirs[:] = [Path(d) for d in dirs]
+    """Put ``dirs`` (the CLI's ``--pins``) at the front of the search path; ``[]`` clears it."""
+    if dirs:
+        os.environ[_CLI_VAR] = os.pathsep.join(str(d) for d in dirs)
+    else:
+        os.environ.pop(_CLI_VAR, None)
+
+
+def _dirs_from(variable: str) -> list[Path]:
+    return [Path(d) for d in os.environ.get(variable, "").split(os.pathsep) if d]
 
 
 def parse_spec(spec: str) -> tuple[str, str]:
@@ -113,9 +121,8 @@ def user_dir() -> Path:
 
 def search_path(cwd: Path | None = None) -> list[PinDir]:
     """Where pins are looked for, first hit first."""
-    dirs = [PinDir(d, "--pins") for d in _extra_dirs]
-    env = os.environ.get(ENV_VAR, "")
-    dirs += [PinDir(Path(d), ENV_VAR) for d in env.split(os.pathsep) if d]
+    dirs = [PinDir(d, "--pins") for d in _dirs_from(_CLI_VAR)]
+    dirs += [PinDir(d, ENV_VAR) for d in _dirs_from(ENV_VAR)]
     project = _project_dir((cwd or Path.cwd()).resolve())
     if project is not None:
         dirs.append(PinDir(project, "project"))
@@ -171,9 +178,10 @@ def _not_found(spec: str, product: str, version: str) -> PinError:
     known = [f"{product}@{v}" for v in versions]
     if versions:  # a near version of the same product (2.1.33 for 2.1.330)
         close = [f"{product}@{v}" for v in difflib.get_close_matches(version, versions, n=1)]
-    else:  # a near product name (claude for claude-code)
-        others = sorted({s for d in search_path() for s, _ in entries(d.path)})
-        close = difflib.get_close_matches(spec, others, n=1, cutoff=0.6)
+    else:  # a near product name (claud-code for claude-code)
+        specs = {s.split("@", 1)[0]: s for d in search_path() for s, _ in entries(d.path)}
+        near = difflib.get_close_matches(product, sorted(specs), n=1, cutoff=0.8)
+        close = [f"{near[0]}@{version}"] if near else []
     hint = f"did you mean '{close[0]}'? " if close else ""
     hint += f"capture it with: bridge-rules pin capture {spec} -- <agent command>"
     message = f"unknown pin '{spec}' (available: {', '.join(known) or 'none'}; looked in {looked})"

@@ -9,7 +9,7 @@ import pytest
 from pin_fixtures import DATA
 
 from bridge_rules.cli.app import main
-from bridge_rules.pins import load_pin
+from bridge_rules.pins import check_document, load_pin
 
 ROOT = Path(__file__).resolve().parents[2]
 PI_TURN1 = ROOT / "tests" / "golden" / "captures" / "pi-turn1.json"
@@ -127,3 +127,20 @@ def test_check_validates_pin_files(capsys: pytest.CaptureFixture[str], isolated:
         "bad.json: error: format: 'bridge-rules-pin/9' is not a known pin format "
         "(bridge-rules-pin/1)",
     ]
+
+
+def test_every_pin_file_passes_the_pin_json_schema(
+    capsys: pytest.CaptureFixture[str], isolated: Path
+) -> None:
+    """schemas/pin.schema.json and check_document agree on the shipped and written pins."""
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((ROOT / "schemas" / "pin.schema.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    run(capsys, "pin", "import", str(PI_TURN1), "--name", "pi@1", "-o", "written.json")
+    files = [isolated / "written.json", *(ROOT / "schemas").glob("*/*.json"), *DATA.glob("*@*")]
+    for path in files:
+        assert list(validator.iter_errors(json.loads(path.read_text()))) == [], path
+    bad = {"format": "bridge-rules-pin/1", "tools": {"x": {}}}
+    assert list(validator.iter_errors(bad))
+    assert check_document(bad)

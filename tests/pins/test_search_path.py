@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,7 +15,7 @@ from pin_fixtures import DATA
 import bridge_rules
 from bridge_rules.cli.app import main
 from bridge_rules.diagnostics import RulesError
-from bridge_rules.pins import PinError, available, load_pin, search_path
+from bridge_rules.pins import PinError, available, load_pin, search_path, use_dirs
 
 RULES = "bridge-rules: 1\npin: {pin}\nnames:\n  - kind: canonical\n    from_pin: true\n"
 
@@ -113,3 +115,15 @@ def test_an_invalid_pin_file_is_a_pin_error(isolated: Path) -> None:
     (pins / "y@1.json").write_text("{")
     with pytest.raises(PinError, match="cannot read pin file"):
         load_pin("y@1")
+
+
+def test_pins_dirs_reach_child_processes(tmp_path: Path) -> None:
+    """``serve --workers`` rebuilds the rules in new processes; they must see --pins too."""
+    pins = tmp_path / "my-pins"
+    user_pin(pins, "claude-code@9.3.0")
+    use_dirs([pins])
+    code = "from bridge_rules.pins import load_pin; print(load_pin('claude-code@9.3.0').origin)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout == "--pins\n"
+    use_dirs([])
+    assert search_path()[0].origin != "--pins"
