@@ -232,6 +232,7 @@ def _read(path: Path, _mtime: int, _size: int, product: str, version: str, origi
     if problems:
         raise PinError(f"pin file {path} is not valid: {problems[0]}")
     tools, descriptions = _tools(raw)
+    descriptions = {**raw.get("descriptions", {}), **descriptions}
     return Pin(
         product=product,
         version=version,
@@ -240,10 +241,24 @@ def _read(path: Path, _mtime: int, _size: int, product: str, version: str, origi
         wildcards=raw.get("wildcard_tools", {}),
         interfaces={k: v for k, v in raw.get("interfaces", {}).items() if isinstance(v, str)},
         descriptions=descriptions,
-        provenance=raw.get("provenance", {}),
+        provenance=raw.get("provenance") or _legacy_provenance(raw),
         path=path,
         origin=origin,
     )
+
+
+def _legacy_provenance(raw: dict[str, Any]) -> dict[str, Any]:
+    """The provenance a pin written by ``scripts/pin_from_request.py`` keeps at its top level."""
+    if raw.get("method") != "runtime":
+        return {}
+    return {
+        "method": "runtime-capture",
+        "agent": raw.get("agent"),
+        "version": raw.get("version"),
+        "date": raw.get("captured"),
+        "sha256": raw.get("tools_sha256"),
+        "sources": [{"method": "runtime-capture", "user_agent": raw.get("user_agent", "")}],
+    }
 
 
 def _tools(raw: dict[str, Any]) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
