@@ -338,7 +338,7 @@ class _Compiler:
             for index, name in enumerate(file.rules.local_tools):
                 out.setdefault(name, file.doc.source_map.key_span(("local_tools", index)))
         if local_pin is not None:
-            where = Span(str(local_pin.path or f"{local_pin.spec}.json"))
+            where = Span(local_pin.location)
             for name in local_pin.tools:
                 out.setdefault(name, where)
         return out

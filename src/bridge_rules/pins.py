@@ -14,6 +14,7 @@ the older packaged layouts (d.ts pins, pi's ``parameters``) are read as well.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import functools
 import hashlib
@@ -25,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bridge_rules.resources import schemas_dir
+from bridge_rules.resources import display_root, schemas_dir
 
 FORMAT = "bridge-rules-pin/1"
 ENV_VAR = "BRIDGE_RULES_PINS"
@@ -49,6 +50,16 @@ class Pin:
     @property
     def spec(self) -> str:
         return f"{self.product}@{self.version}"
+
+    @property
+    def location(self) -> str:
+        """The pin file as diagnostics show it: packaged pins relative to the package."""
+        if self.path is None:
+            return f"{self.spec}.json"
+        if self.origin == "packaged":
+            with contextlib.suppress(ValueError):
+                return str(self.path.resolve().relative_to(display_root()))
+        return str(self.path)
 
     def has_tool(self, name: str) -> bool:
         return name in self.tools
@@ -176,8 +187,10 @@ def _not_found(spec: str, product: str, version: str) -> PinError:
     looked = ", ".join(f"{d.path} ({d.origin})" for d in search_path())
     versions = available(product)
     known = [f"{product}@{v}" for v in versions]
-    if versions:  # a near version of the same product (2.1.33 for 2.1.330)
-        close = [f"{product}@{v}" for v in difflib.get_close_matches(version, versions, n=1)]
+    if versions:  # a near version of the same product: 2.1.33 -> 2.1.330 (the oldest on a tie)
+        scored = [(difflib.SequenceMatcher(None, version, v).ratio(), v) for v in versions]
+        best = max((score for score, _ in scored), default=0.0)
+        close = [f"{product}@{v}" for score, v in scored if score == best and score >= 0.6][:1]
     else:  # a near product name (claud-code for claude-code)
         specs = {s.split("@", 1)[0]: s for d in search_path() for s, _ in entries(d.path)}
         near = difflib.get_close_matches(product, sorted(specs), n=1, cutoff=0.8)

@@ -1,9 +1,10 @@
 """A stand-in agent for ``pin capture``'s error paths: ``fake_agent.py MODE [URL|CONFIG]``.
 
 Modes: ``stream`` and ``json`` send one request with two tools (streamed or not) and
-check the reply; ``notools`` sends a request without tools; ``fail`` writes to stderr
-and exits 3; ``hang`` sleeps; ``silent`` exits 0 without a request. The URL is the
-argument, else ``ANTHROPIC_BASE_URL``; ``config`` reads ``{"baseURL": ...}`` from a file.
+check the reply; ``stdin`` reads the mode from stdin; ``notools`` sends a request
+without tools; ``fail`` writes to stderr and exits 3; ``hang`` sleeps; ``silent``
+exits 0 without a request. The URL is the argument, else ``ANTHROPIC_BASE_URL``;
+``config`` reads ``{"baseURL": ...}`` from a file.
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ def post(base: str, body: dict[str, object]) -> str:
 
 def main() -> int:
     mode = sys.argv[1]
+    if mode == "stdin":  # the mode comes on stdin
+        mode = sys.stdin.readline().strip()
     target = sys.argv[2] if len(sys.argv) > 2 else os.environ["ANTHROPIC_BASE_URL"]
     if mode == "config":
         with open(target, encoding="utf-8") as f:

@@ -139,3 +139,15 @@ def test_the_endpoint_streams_a_complete_message() -> None:
     ]
     with Endpoint() as endpoint:
         assert endpoint.url.startswith("http://127.0.0.1:")
+
+
+def test_stdin_reaches_the_agent(capsys: pytest.CaptureFixture[str], isolated: Path) -> None:
+    """For agents that read their prompt from stdin (claude --input-format stream-json)."""
+    (isolated / "mode.txt").write_text("json\n")
+    code, out, err = run(
+        capsys, "pin", "capture", "fake@1", "--stdin", "mode.txt", "--", *AGENT, "stdin", "{url}"
+    )
+    assert code == 0, err
+    assert "2 tool(s)" in out
+    code, _, err = run(capsys, "pin", "capture", "a@1", "--stdin", "nope.txt", "--", "x")
+    assert (code, "--stdin nope.txt: no such file" in err) == (2, True)

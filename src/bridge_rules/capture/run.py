@@ -79,6 +79,7 @@ def capture(
     template: Path | None = None,
     env: Mapping[str, str] | None = None,
     timeout: float = 120.0,
+    stdin: Path | None = None,
 ) -> Captured:
     with (
         tempfile.TemporaryDirectory(prefix="bridge-rules-capture-") as scratch,
@@ -96,18 +97,30 @@ def capture(
         child_env = dict(os.environ)
         child_env |= {"ANTHROPIC_BASE_URL": endpoint.url, "ANTHROPIC_API_KEY": DUMMY_KEY}
         child_env |= {k: render(v, values) for k, v in (env or {}).items()}
-        return _run(argv, child_env, endpoint, timeout, Path(scratch))
+        return _run(
+            argv, env=child_env, endpoint=endpoint, timeout=timeout, scratch=Path(scratch),
+            stdin=stdin,
+        )  # fmt: skip
 
 
 def _run(
-    argv: list[str], env: dict[str, str], endpoint: Endpoint, timeout: float, scratch: Path
+    argv: list[str],
+    *,
+    env: dict[str, str],
+    endpoint: Endpoint,
+    timeout: float,
+    scratch: Path,
+    stdin: Path | None,
 ) -> Captured:
-    with open(scratch / "stdout", "w+b") as out, open(scratch / "stderr", "w+b") as err:
+    with (
+        open(scratch / "stdout", "w+b") as out,
+        open(scratch / "stderr", "w+b") as err,
+        open(stdin or os.devnull, "rb") as given,
+    ):
         try:
             process = subprocess.Popen(
-                argv, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                start_new_session=True,
-            )  # fmt: skip
+                argv, env=env, stdin=given, stdout=out, stderr=err, start_new_session=True
+            )
         except OSError as exc:
             raise CaptureError("no-agent", f"cannot run '{argv[0]}': {exc.strerror}") from None
         deadline = time.monotonic() + timeout

@@ -115,6 +115,10 @@ def capture(
         typer.Option("--env", "-e", help="KEY=VALUE for the agent; placeholders work here."),
     ] = None,
     timeout: Annotated[float, typer.Option(help="Seconds to wait for the agent.")] = 120.0,
+    stdin: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option("--stdin", help="A file for the agent's stdin (default: empty)."),
+    ] = None,
     merge: MergeOption = False,
     force: ForceOption = False,
 ) -> None:
@@ -129,13 +133,16 @@ def capture(
     from bridge_rules.capture.run import capture as run_capture
 
     _spec(spec)
-    if template is not None and not template.is_file():
-        fail(f"--template {template}: no such file")
+    for option, given in (("--template", template), ("--stdin", stdin)):
+        if given is not None and not given.is_file():
+            fail(f"{option} {given}: no such file")
     path = _destination(spec, out)
     if path.exists() and not (merge or force):
         fail(f"{path} exists; use --merge to add to it or --force to replace it")
     try:
-        got = run_capture(command, template=template, env=_env(env or []), timeout=timeout)
+        got = run_capture(
+            command, template=template, env=_env(env or []), timeout=timeout, stdin=stdin
+        )
     except CaptureError as exc:
         sys.stderr.write(f"bridge-rules: error: pin capture {spec}: {exc}\n")
         if exc.tail:
