@@ -6,11 +6,11 @@ the pin it yields is compared with the packaged pin of the same version.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from claude_driver import CLAUDE_ENV, CLAUDE_VERSION, ClaudeInstallError, install_claude
+from opencode_driver import OPENCODE_VERSION, SetupError, install_opencode
 from pi_driver import PI_VERSION, PiInstallError, install_pi
 
 from bridge_rules.cli.app import main
@@ -19,16 +19,13 @@ from bridge_rules.pins import load_file, load_pin, use_dirs
 
 pytestmark = pytest.mark.e2e
 
-PI_MODELS = {
-    "providers": {
-        "capture": {
-            "baseUrl": "{url}",
-            "api": "anthropic-messages",
-            "apiKey": "dummy-not-a-real-key",
-            "models": [{"id": "claude-sonnet-4-5", "contextWindow": 200000, "maxTokens": 64000}],
-        }
-    }
-}
+DOC = Path(__file__).resolve().parents[2] / "docs" / "pins.md"
+
+
+def documented_template(name: str) -> str:
+    """The config file a recipe of docs/pins.md writes (``cat > NAME <<'EOF'``)."""
+    text = DOC.read_text(encoding="utf-8")
+    return text.split(f"cat > {name} <<'EOF'\n", 1)[1].split("\nEOF\n", 1)[0] + "\n"
 
 
 @pytest.fixture
@@ -66,7 +63,7 @@ def test_pi_capture_reproduces_the_packaged_pin(
     root: Path, pi: Path, workdir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     template = workdir / "models.json"
-    template.write_text(json.dumps(PI_MODELS))
+    template.write_text(documented_template("models.json"))
     out = capture(
         capsys, f"pi@{PI_VERSION}", "--template", str(template),
         "--env", "PI_CODING_AGENT_DIR={config_dir}", "--env", "HOME={tmp}", "--env", "PI_OFFLINE=1",
@@ -102,3 +99,30 @@ def test_claude_code_capture_has_every_packaged_runtime_tool(
     assert set(captured.tools) <= set(packaged.tools)
     assert captured.tools["Skill"]["required"] == ["skill"]
     assert captured.provenance["sources"][0]["user_agent"].startswith("claude-cli/")
+
+
+def test_opencode_capture_reproduces_the_packaged_pin(
+    root: Path, workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    try:
+        opencode = install_opencode(root / ".e2e" / "opencode")
+    except SetupError as exc:
+        pytest.fail(str(exc))
+    template = workdir / "capture-opencode.json"
+    template.write_text(documented_template("capture-opencode.json"))
+    home = [
+        "--env=HOME={tmp}", "--env=XDG_CONFIG_HOME={tmp}/.config",
+        "--env=XDG_DATA_HOME={tmp}/.local/share", "--env=XDG_CACHE_HOME={tmp}/.cache",
+        "--env=OPENCODE_DISABLE_MODELS_FETCH=1", "--env=OPENCODE_DISABLE_AUTOUPDATE=1",
+    ]  # fmt: skip
+    out = capture(
+        capsys, f"opencode@{OPENCODE_VERSION}", "--template", str(template),
+        "--env", "OPENCODE_CONFIG={config}", *home,
+        "--", str(opencode), "run", "-m", "capture/claude-sonnet-4-5", "say hi",
+    )  # fmt: skip
+    assert "10 tool(s)" in out
+    captured = load_pin(f"opencode@{OPENCODE_VERSION}")
+    assert captured.origin == "project"
+    packaged = load_file(root / "schemas" / "opencode" / f"{OPENCODE_VERSION}.json")
+    assert compare(packaged, captured).changes == []
+    assert captured.descriptions == packaged.descriptions
