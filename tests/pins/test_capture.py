@@ -10,6 +10,7 @@ import pytest
 from pin_fixtures import FAKE_AGENT
 
 from bridge_rules.capture.endpoint import Endpoint, reply_events
+from bridge_rules.capture.run import CaptureError
 from bridge_rules.cli.app import main
 from bridge_rules.pins import load_pin, tools_digest
 
@@ -151,3 +152,20 @@ def test_stdin_reaches_the_agent(capsys: pytest.CaptureFixture[str], isolated: P
     assert "2 tool(s)" in out
     code, _, err = run(capsys, "pin", "capture", "a@1", "--stdin", "nope.txt", "--", "x")
     assert (code, "--stdin nope.txt: no such file" in err) == (2, True)
+
+
+def test_real_credentials_stay_out_of_the_agents_environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from bridge_rules.capture.run import DUMMY_KEY, capture
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-real")
+    monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", "real-token")
+    dump = tmp_path / "env.json"
+    code = f"import json, os; json.dump(dict(os.environ), open({str(dump)!r}, 'w'))"
+    with pytest.raises(CaptureError, match="no request reached"):
+        capture([sys.executable, "-c", code], timeout=30)
+    env = json.loads(dump.read_text())
+    assert env["ANTHROPIC_API_KEY"] == DUMMY_KEY
+    assert "ANTHROPIC_AUTH_TOKEN" not in env
+    assert env["ANTHROPIC_BASE_URL"].startswith("http://127.0.0.1:")

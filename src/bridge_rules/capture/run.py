@@ -94,7 +94,8 @@ def capture(
             config.write_text(render(template.read_text(encoding="utf-8"), values), "utf-8")
             values |= {"config": str(config), "config_dir": str(config_dir)}
         argv = [render(arg, values) for arg in command]
-        child_env = dict(os.environ)
+        # The user's real credentials stay out of the capture: a dummy key, and no token.
+        child_env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_AUTH_TOKEN"}
         child_env |= {"ANTHROPIC_BASE_URL": endpoint.url, "ANTHROPIC_API_KEY": DUMMY_KEY}
         child_env |= {k: render(v, values) for k, v in (env or {}).items()}
         return _run(
