@@ -189,6 +189,12 @@ def import_(
     sys.stdout.write(_save(build(name, tools, source), path, merge=merge, force=force) + "\n")
 
 
+def _format(fmt: str) -> str:
+    if fmt not in ("text", "json"):
+        fail(f"unknown --format '{fmt}' (choose text or json)")
+    return fmt
+
+
 def _load(ref: str) -> Pin:
     """A pin by spec on the search path, or straight from a ``.json`` file."""
     from bridge_rules.pins import PinError, load_file, load_pin
@@ -209,31 +215,36 @@ def list_(fmt: FormatOption = "text") -> None:
     """Every pin on the search path: spec, where it was found, how it was made, when."""
     from bridge_rules.pins import PinError, entries, load_file, search_path
 
+    _format(fmt)
     rows: list[dict[str, Any]] = []
     seen: set[str] = set()
     for directory in search_path():
         for spec, path in entries(directory.path):
-            row: dict[str, Any] = {"pin": spec, "source": directory.origin}
-            row["location"] = str(path)
-            row["shadowed"] = spec in seen
+            row: dict[str, Any] = {
+                "pin": spec,
+                "source": directory.origin,
+                "location": str(path),
+                "shadowed": spec in seen,
+            }
             seen.add(spec)
             try:
                 provenance = load_file(path, spec).provenance
-                row |= {"method": provenance.get("method", "packaged"), "date": ""}
-                row["date"] = provenance.get("date", "")
+                row |= {"method": provenance.get("method") or "-", "date": provenance.get("date")}
             except PinError as exc:
-                row |= {"method": "invalid", "date": "", "problem": str(exc)}
+                row |= {"method": "invalid", "date": None, "problem": str(exc)}
             rows.append(row)
     if fmt == "json":
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
         return
-    for row in rows:
-        note = "  (shadowed)" if row["shadowed"] else ""
-        date = row["date"][:10] or "-"
-        sys.stdout.write(
-            f"{row['pin']:<24} {row['source']:<10} {row['method']:<17} {date:<10} "
-            f"{row['location']}{note}\n"
-        )
+    table = [
+        [r["pin"], r["source"], r["method"], (r["date"] or "-")[:10], r["location"]]
+        + (["(shadowed)"] if r["shadowed"] else [])
+        for r in rows
+    ]
+    widths = [max((len(cells[i]) for cells in table), default=0) for i in range(4)]
+    for cells in table:
+        padded = [c.ljust(w) for c, w in zip(cells, widths, strict=False)] + cells[4:]
+        sys.stdout.write("  ".join(padded).rstrip() + "\n")
 
 
 def _fields(schema: dict[str, Any]) -> str:
@@ -251,6 +262,7 @@ def show(
     """A pin's provenance and tools, or one tool's description and input schema."""
     import difflib
 
+    _format(fmt)
     pin = _load(ref)
     if tool is not None:
         if pin.schema(tool) is None:
@@ -295,6 +307,7 @@ def diff(
     """Tools and fields that differ from A to B (the engine `drift` uses)."""
     from bridge_rules.drift import compare
 
+    _format(fmt)
     report = compare(_load(old), _load(new))
     if fmt == "json":
         sys.stdout.write(json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n")
