@@ -12,7 +12,7 @@ import enum
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from bridge_rules.source import Span
+from bridge_rules.source import Span, escape
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -57,9 +57,9 @@ class Diagnostic:
 
     def line(self) -> str:
         """The canonical one-line form: ``file:line:col: severity[CODE] message``."""
-        text = f"{self.span}: {self.severity.value}[{self.code}] {self.message}"
+        text = f"{self.span}: {self.severity.value}[{self.code}] {escape(self.message)}"
         if self.hint:
-            text += f"; {self.hint}"
+            text += f"; {escape(self.hint)}"
         return text
 
     def to_dict(self) -> dict[str, object]:
