@@ -23,6 +23,7 @@ from bridge_rules.proxy.config import ProxyConfig
 from bridge_rules.proxy.errors import ProxyError, UpstreamAborted
 from bridge_rules.proxy.forward import Exchange, forward
 from bridge_rules.proxy.obs import AccessRecord, DebugLog, configure_logging, omit_text
+from bridge_rules.proxy.ops import OpsApp, with_ops
 from bridge_rules.proxy.reply import JSON, Message, Receive, Reply, Send
 
 log = logging.getLogger("bridge_rules.proxy")
@@ -197,10 +198,11 @@ def create_app(config: ProxyConfig, engine: EngineLike | None = None) -> ProxyAp
     return ProxyApp(engine, config)
 
 
-def app_from_env() -> ProxyApp:
+def app_from_env() -> OpsApp:
     """Factory for ``uvicorn --factory`` worker processes (config in the environment)."""
     configure_logging()
-    return create_app(ProxyConfig.from_env())
+    config = ProxyConfig.from_env()
+    return with_ops(create_app(config), config.upstream)
 
 
 __all__ = ["EngineLike", "OutboundLike", "ProxyApp", "app_from_env", "create_app", "omit_text"]
