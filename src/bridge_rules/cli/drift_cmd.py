@@ -5,10 +5,10 @@ from __future__ import annotations
 import sys
 from typing import Annotated, Optional
 
-import click
 import typer
 
 from bridge_rules.cli.app import app, fail, load_engine
+from bridge_rules.cli.style import TextOrJson
 
 
 @app.command()
@@ -29,10 +29,7 @@ def drift(
             metavar="PATH|PROFILE",
         ),
     ] = None,
-    fmt: Annotated[
-        str,
-        typer.Option("--format", "-f", click_type=click.Choice(["text", "json"]), help="Output."),
-    ] = "text",
+    fmt: Annotated[TextOrJson, typer.Option("--format", "-f", help="Output.")] = TextOrJson.text,
 ) -> None:
     """Tools and fields added, removed or renamed between two pins, and the rules each touches."""
     from bridge_rules.drift import drift as compare
@@ -46,7 +43,7 @@ def drift(
         fail(f"cannot compare {old.spec} with {new.spec}: different products")
     compiled = load_engine(rules).rules if rules else None
     report = compare(old, new, compiled)
-    if fmt == "json":
+    if fmt is TextOrJson.json:
         import json
 
         sys.stdout.write(json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n")

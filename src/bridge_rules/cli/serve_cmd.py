@@ -11,7 +11,6 @@ from __future__ import annotations
 import sys
 from typing import Annotated, Any, Optional
 
-import click
 import typer
 
 from bridge_rules.cli.app import RulesOption, app, fail, load_engine, warn
@@ -20,7 +19,7 @@ from bridge_rules.diagnostics import EXIT_USAGE
 ENV_PREFIX = "BRIDGE_RULES"
 
 
-def _read_config(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+def _read_config(ctx: typer.Context, param: Any, value: str | None) -> None:
     """``--config FILE``: option values as the lowest-priority defaults (``ctx.default_map``)."""
     if not value:
         return
