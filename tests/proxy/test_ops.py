@@ -136,7 +136,7 @@ def test_settings_from_the_environment_and_a_config_file(
     assert "got 'ftp://from-file'" in capsys.readouterr().err
     monkeypatch.setenv("BRIDGE_RULES_UPSTREAM", "http://127.0.0.1:1")
     assert main(["serve", "--config", str(config)]) == 2  # the file's max-body-bytes: 0
-    assert "--max-body-bytes must be positive" in capsys.readouterr().err
+    assert "--max-body-bytes must be at least 1" in capsys.readouterr().err
     config.write_text("upstrem: http://x\n", encoding="utf-8")
     assert main(["serve", "--config", str(config)]) == 2
     assert "unknown option 'upstrem'; did you mean 'upstream'?" in capsys.readouterr().err

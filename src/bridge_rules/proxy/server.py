@@ -13,12 +13,14 @@ from typing import Any
 import uvicorn
 
 from bridge_rules.proxy.config import ENV_VAR, ProxyConfig
+from bridge_rules.proxy.gcpause import freeze_loaded
 from bridge_rules.proxy.obs import configure_logging
 
 UVICORN_OPTIONS: dict[str, Any] = {
     "access_log": False,  # ours is structured and says more
     "server_header": False,  # the upstream's own headers go back, not ours
     "date_header": False,
+    "proxy_headers": False,  # the proxy never reads the client address; skip the middleware
     "lifespan": "on",
     "log_level": "warning",
 }
@@ -29,6 +31,7 @@ def serve(config: ProxyConfig, app: Any, host: str, port: int, workers: int) -> 
     share one listening socket."""
     configure_logging()
     if workers <= 1:
+        freeze_loaded()
         uvicorn.Server(uvicorn.Config(app, host=host, port=port, **UVICORN_OPTIONS)).run()
         return
     os.environ[ENV_VAR] = config.to_env()
