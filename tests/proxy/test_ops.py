@@ -36,7 +36,7 @@ def _lines(caplog: pytest.LogCaptureFixture) -> list[dict[str, Any]]:
 
 @pytest.fixture
 def proxy(upstream: FakeUpstream) -> Iterator[str]:
-    app = create_app(ProxyConfig(upstream=upstream.url), MarkingEngine())
+    app = create_app(ProxyConfig(upstream=upstream.url), rewriter=MarkingEngine())
     with running_app(with_ops(app, upstream.url)) as url:
         yield url
 
@@ -89,7 +89,7 @@ def test_health_and_readiness(proxy: str, upstream: FakeUpstream) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         closed = f"http://127.0.0.1:{probe.getsockname()[1]}"
-    app = create_app(ProxyConfig(upstream=closed), MarkingEngine())
+    app = create_app(ProxyConfig(upstream=closed), rewriter=MarkingEngine())
     with running_app(with_ops(app, closed)) as url:
         down = httpx.get(url + "/readyz")
     assert down.status_code == 503
