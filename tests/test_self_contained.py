@@ -13,8 +13,10 @@ SOURCES = sorted(p for p in TESTS.rglob("*.py") if p.name != Path(__file__).name
 
 # A path that leaves the checkout: the reference material beside it, or an absolute /work path.
 OUTSIDE = re.compile(r"""["'](\.\./|/work/)|parent\s*/\s*["']shared["']""")
-# What a test needs node or npm for: the pi driver, or calling npm/node/npx directly.
-NEEDS_NODE = re.compile(r"""\bpi_driver\b|which\(\s*["'](npm|node|npx)["']""")
+# What a test needs node or npm for: an agent driver (pi, opencode), or calling npm directly.
+NEEDS_NODE = re.compile(
+    r"""\b(pi|opencode)_driver\b|\bnpm_install\b|which\(\s*["'](npm|node|npx)["']"""
+)
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.relative_to(TESTS).as_posix())
