@@ -1,15 +1,81 @@
-"""``bridge-rules serve``: the proxy in front of an anthropic-messages endpoint."""
+"""``bridge-rules serve``: the proxy in front of an anthropic-messages endpoint.
+
+Every option can also come from the environment (``BRIDGE_RULES_UPSTREAM``,
+``BRIDGE_RULES_PORT``, ``BRIDGE_RULES_MAX_BODY_BYTES``, ...) or from ``--config FILE``, a
+YAML mapping of option names to values; a flag wins over the environment, which wins over
+the file.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+import sys
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
-from bridge_rules.cli.app import RulesOption, app, fail, load_engine
+from bridge_rules.cli.app import RulesOption, app, fail, print_rules_error, warn
+from bridge_rules.diagnostics import EXIT_USAGE
+
+if TYPE_CHECKING:
+    from bridge_rules.runtime import Runtime
+
+ENV_PREFIX = "BRIDGE_RULES"
+MiB = 1024 * 1024
 
 
-@app.command()
+def _load_runtime(rules: list[str] | None) -> Runtime:
+    """The rules named on the command line, compiled; bad rules exit 2."""
+    from bridge_rules.diagnostics import RulesError
+    from bridge_rules.ruleset import load_runtime
+
+    try:
+        return load_runtime(list(rules) if rules else None)
+    except RulesError as exc:
+        print_rules_error(exc)
+
+
+def _check(options: dict[str, Any]) -> None:
+    """Exit 2 with one line for the first option out of range."""
+    for name in ("workers", "max_body_bytes", "max_headers", "max_header_bytes"):
+        if options[name] < 1:
+            fail(f"--{name.replace('_', '-')} must be at least 1")
+    if options["max_sse_event_bytes"] < 1:
+        fail("--max-sse-event-bytes must be at least 1")
+    for name in ("timeout", "body_timeout"):
+        if options[name] <= 0:
+            fail(f"--{name.replace('_', '-')} must be positive")
+
+
+def _read_config(ctx: typer.Context, param: Any, value: str | None) -> None:
+    """``--config FILE``: option values as the lowest-priority defaults (``ctx.default_map``)."""
+    if not value:
+        return
+    from pathlib import Path
+
+    from bridge_rules.cli.style import paint
+    from bridge_rules.diagnostics import Severity, did_you_mean
+    from bridge_rules.loader import read_file
+
+    doc, diags = read_file(Path(value))  # the rule files' safe, size-limited YAML reader
+    errors = [d for d in diags if d.severity is Severity.ERROR]
+    if doc is None or errors:
+        for diag in errors:
+            sys.stderr.write(paint(diag.line() + "\n", sys.stderr))
+        raise typer.Exit(EXIT_USAGE)
+    settings = doc.data
+    names = {p.name: p for p in ctx.command.params if p.name and p.name != "config_file"}
+    known = sorted(n.replace("_", "-") for n in names)
+    defaults: dict[str, Any] = {}
+    for key, setting in settings.items():
+        name = str(key).replace("-", "_")
+        if name not in names:
+            hint = did_you_mean(str(key), known) or f"known: {', '.join(known)}"
+            fail(f"--config {value}: unknown option '{key}'; {hint}")
+        defaults[name] = setting
+    ctx.default_map = {**(ctx.default_map or {}), **defaults}
+
+
+@app.command(context_settings={"auto_envvar_prefix": ENV_PREFIX})
 def serve(  # noqa: PLR0917 - one parameter per CLI option
     upstream: Annotated[
         str,
@@ -26,12 +92,26 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
     workers: Annotated[
         int, typer.Option(help="Worker processes (the proxy is stateless; see docs/proxy.md).")
     ] = 1,
-    max_body_bytes: Annotated[int, typer.Option(help="Larger request bodies get 413.")] = 32
-    * 1024
-    * 1024,
+    max_body_bytes: Annotated[int, typer.Option(help="Larger request bodies get 413.")] = 32 * MiB,
     timeout: Annotated[
         float, typer.Option(help="Seconds the upstream may stay silent before the request fails.")
     ] = 600.0,
+    max_headers: Annotated[
+        int, typer.Option(help="Requests with more headers than this get 431.")
+    ] = 100,
+    max_header_bytes: Annotated[
+        int, typer.Option(help="Requests whose header names and values exceed this get 431.")
+    ] = 64 * 1024,
+    body_timeout: Annotated[
+        float, typer.Option(help="Seconds a client has to send its whole request body, else 408.")
+    ] = 60.0,
+    max_sse_event_bytes: Annotated[
+        int,
+        typer.Option(
+            help="A rewritten stream whose current event grows past this is closed with an "
+            "error event."
+        ),
+    ] = 16 * MiB,
     debug_log: Annotated[
         Optional[str],  # noqa: UP045 - typer needs Optional on 3.10
         typer.Option(help="Append a JSON line per request (credentials redacted) to this file."),
@@ -39,25 +119,46 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
     log_prompts: Annotated[
         bool, typer.Option(help="Put prompt and response text in the debug log too.")
     ] = False,
+    config_file: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(
+            "--config",
+            help="A YAML file of option values (upstream: URL, port: 8787, ...).",
+            metavar="FILE",
+            envvar=f"{ENV_PREFIX}_CONFIG",
+            callback=_read_config,
+            is_eager=True,
+            expose_value=False,
+        ),
+    ] = None,
 ) -> None:
-    """Proxy Anthropic Messages traffic, applying the rules both ways."""
+    """Proxy Anthropic Messages traffic, applying the rules both ways.
+
+    Every option also reads BRIDGE_RULES_<OPTION> from the environment (BRIDGE_RULES_UPSTREAM,
+    BRIDGE_RULES_PORT, ...). Besides the proxied paths it answers GET /healthz (alive),
+    /readyz (rules loaded, upstream reachable) and /metrics (Prometheus).
+
+    Exit status: 2 for a bad option, rules that do not load or a port that cannot be
+    bound.
+    """
     from urllib.parse import urlsplit
 
     from bridge_rules.proxy import ProxyConfig, create_app
+    from bridge_rules.proxy.ops import bind_problem, normalise_upstream, with_ops
     from bridge_rules.proxy.server import serve as run
 
     parts = urlsplit(upstream)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         fail(f"--upstream must be an http(s) URL, got '{upstream}'")
-    if workers < 1:
-        fail("--workers must be at least 1")
-    if max_body_bytes < 1:
-        fail("--max-body-bytes must be positive")
-    if timeout <= 0:
-        fail("--timeout must be positive")
+    if parts.query or parts.fragment:
+        fail(f"--upstream takes no query string or fragment, got '{upstream}'")
+    upstream, notice = normalise_upstream(upstream)
+    if notice is not None:
+        warn(notice)
+    _check(locals())
     if log_prompts and not debug_log:
         fail("--log-prompts only applies with --debug-log FILE")
-    engine = load_engine(rules)  # validates the rules once, before any worker starts
+    runtime = _load_runtime(rules)  # validates the rules once, before any worker starts
     config = ProxyConfig(
         upstream=upstream,
         rules=tuple(rules or ()),
@@ -65,9 +166,16 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
         timeout=timeout,
         debug_log=debug_log,
         log_prompts=log_prompts,
+        max_headers=max_headers,
+        max_header_bytes=max_header_bytes,
+        body_timeout=body_timeout,
+        max_sse_event_bytes=max_sse_event_bytes,
     )
+    problem = bind_problem(host, port)
+    if problem is not None:
+        fail(problem)
     try:
-        proxy = create_app(config, engine)
+        proxy = create_app(config, runtime)
     except OSError as exc:
         fail(f"cannot open the debug log: {exc}")
-    run(config, proxy, host, port, workers)
+    run(config, with_ops(proxy, upstream), host, port, workers)

@@ -10,15 +10,18 @@ replaced by its length, unless prompts were asked for explicitly.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import threading
 import time
+from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
 
-import orjson
-
+from bridge_rules import jsonio
 from bridge_rules.proxy.errors import UpstreamAborted
 
 ACCESS_LOGGER = "bridge_rules.proxy.access"
@@ -42,6 +45,24 @@ _STRUCTURAL = frozenset(
 )
 
 
+@dataclass(frozen=True)
+class RequestContext:
+    """Set by ``proxy.ops`` around each request: its id, and who wants its finished record."""
+
+    request_id: str
+    observe: Callable[[AccessRecord], None] | None = None
+
+
+CURRENT_REQUEST: ContextVar[RequestContext | None] = ContextVar(
+    "bridge_rules_request", default=None
+)
+
+
+def _current_id() -> str | None:
+    ctx = CURRENT_REQUEST.get()
+    return ctx.request_id if ctx is not None else None
+
+
 @dataclass
 class AccessRecord:
     """Filled in while a request is handled; written once at the end."""
@@ -49,6 +70,8 @@ class AccessRecord:
     method: str
     path: str
     started: float = field(default_factory=time.perf_counter)
+    ts: float = field(default_factory=time.time)
+    request_id: str | None = field(default_factory=_current_id)
     status: int = 0
     model: str | None = None
     stream: bool | None = None
@@ -61,6 +84,7 @@ class AccessRecord:
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
+            "ts": datetime.fromtimestamp(self.ts, timezone.utc).isoformat(timespec="milliseconds"),
             "method": self.method,
             "path": self.path,
             "status": self.status,
@@ -68,6 +92,8 @@ class AccessRecord:
             "bytes_in": self.bytes_in,
             "bytes_out": self.bytes_out,
         }
+        if self.request_id is not None:
+            out["request_id"] = self.request_id
         if self.model is not None:
             out["model"] = self.model
         if self.stream is not None:
@@ -83,19 +109,27 @@ class AccessRecord:
 
     def emit(self) -> None:
         if access_logger.isEnabledFor(logging.INFO):
-            access_logger.info(orjson.dumps(self.to_dict()).decode())
+            access_logger.info(jsonio.dumps(self.to_dict()).decode())
+        ctx = CURRENT_REQUEST.get()
+        if ctx is not None and ctx.observe is not None:
+            ctx.observe(self)
 
 
-def omit_text(value: Any, key: str | None = None) -> Any:
+OMIT_DEPTH = 64  # deeper containers are logged as one placeholder
+
+
+def omit_text(value: Any, key: str | None = None, depth: int = 0) -> Any:
     """A JSON value with every free-text string replaced by ``<N chars omitted>``."""
     if isinstance(value, str):
         if key in _STRUCTURAL:
             return value
         return f"<{len(value)} chars omitted>"
+    if isinstance(value, (dict, list)) and depth >= OMIT_DEPTH:
+        return f"<nested deeper than {OMIT_DEPTH} levels omitted>"
     if isinstance(value, dict):
-        return {k: omit_text(v, k) for k, v in value.items()}
+        return {k: omit_text(v, k, depth + 1) for k, v in value.items()}
     if isinstance(value, list):
-        return [omit_text(v, key) for v in value]
+        return [omit_text(v, key, depth + 1) for v in value]
     return value
 
 
@@ -105,7 +139,9 @@ class DebugLog:
     def __init__(self, path: str | Path, log_prompts: bool = False) -> None:
         self.log_prompts = log_prompts
         self._lock = threading.Lock()
-        self._file: IO[bytes] = Path(path).open("ab")  # noqa: SIM115 - lives as long as the app
+        # Created owner-only: even with prompts omitted it holds ids, tool names and headers.
+        fd = os.open(Path(path), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        self._file: IO[bytes] = os.fdopen(fd, "ab")
 
     def body(self, value: Any) -> Any:
         return value if self.log_prompts else omit_text(value)
@@ -116,7 +152,7 @@ class DebugLog:
         return f"<{len(data)} bytes omitted>"
 
     def write(self, record: dict[str, Any]) -> None:
-        line = orjson.dumps(record, default=str) + b"\n"
+        line = jsonio.dumps(record) + b"\n"
         with self._lock:
             self._file.write(line)
             self._file.flush()
