@@ -26,10 +26,14 @@ ENV: dict[str, str] = {}
 
 
 def test_pin_is_the_captured_tool_surface() -> None:
+    """The packaged pin (`pin capture` of the real binary) is what opencode sent."""
     pin = load_pin("opencode@1.18.33")
-    sent = {t["name"]: t["input_schema"] for t in REQUEST["body"]["tools"]}
+    sent = {t["name"]: t for t in REQUEST["body"]["tools"]}
     assert sorted(sent) == TOOLS
-    assert pin.tools == sent
+    assert pin.tools == {name: tool["input_schema"] for name, tool in sent.items()}
+    assert pin.descriptions == {name: tool["description"] for name, tool in sent.items()}
+    assert pin.provenance["method"] == "runtime-capture"
+    assert pin.provenance["sources"][0]["user_agent"] == REQUEST["headers"]["user-agent"]
 
 
 def test_lint_is_clean_against_both_pins() -> None:
@@ -129,8 +133,7 @@ INBOUND: list[tuple[str, dict[str, Any], str, dict[str, Any]]] = [
         "task",
         {"description": "d", "prompt": "p", "subagent_type": "general"},
     ),
-    ("Skill", {"skill": "pdf"}, "skill", {"name": "pdf"}),
-    ("Skill", {"name": "pdf"}, "skill", {"name": "pdf"}),
+    ("Skill", {"skill": "pdf", "args": "x"}, "skill", {"name": "pdf", "args": "x"}),
     ("mcp__opencode__my_plugin", {"a": 1}, "my_plugin", {"a": 1}),
 ]
 
@@ -192,7 +195,7 @@ HISTORY: list[tuple[str, dict[str, Any], str, dict[str, Any]]] = [
         "Agent",
         {"description": "d", "prompt": "p", "subagent_type": "Explore", "task_id": "t"},
     ),
-    ("skill", {"name": "pdf"}, "Skill", {"name": "pdf"}),
+    ("skill", {"name": "pdf"}, "Skill", {"skill": "pdf"}),
     ("my_plugin", {"a": 1}, "mcp__opencode__my_plugin", {"a": 1}),
 ]
 
@@ -211,13 +214,12 @@ def test_the_captured_request_goes_out_in_claude_codes_names_and_schemas() -> No
     result = ENG.outbound(REQUEST["body"], env=ENV)
     tools = {t["name"]: t["input_schema"] for t in result.payload["tools"]}
     assert sorted(tools) == sorted(w for local, w in OUTBOUND_NAMES[:10])
-    for name in ("Read", "Write", "Edit", "Grep", "Glob", "TodoWrite"):
+    for name in ("Read", "Write", "Edit", "Grep", "Glob", "TodoWrite", "Skill"):
         assert tools[name] == WIRE.tools[name]  # canonical: what the model was trained on
     assert set(tools["Bash"]["properties"]) == {*WIRE.tools["Bash"]["properties"], "workdir"}
     assert set(tools["WebFetch"]["properties"]) >= {"url", "prompt", "format", "timeout"}
     assert tools["WebFetch"]["required"] == ["url"]
     assert set(tools["Agent"]["properties"]) >= {"subagent_type", "task_id", "command"}
-    assert tools["Skill"]["properties"].keys() == {"name"}
     assert sorted(result.registered) == TOOLS
 
 
