@@ -264,3 +264,18 @@ def test_history_in_a_payload_is_replayed_in_wire_form() -> None:
 )
 def test_gate(model: str, env: dict[str, str], open_: bool) -> None:
     assert ENG.gate({"api": "anthropic-messages", "id": model}, env) is open_
+
+
+def _opencode_json(doc: Path) -> Any:
+    text = doc.read_text(encoding="utf-8")
+    section = text[text.index("opencode.json") :]
+    return json.loads(section.split("```json\n", 1)[1].split("```", 1)[0])
+
+
+def test_the_documented_opencode_json_is_the_one_the_e2e_test_runs() -> None:
+    """tests/e2e/test_e2e_opencode.py runs the snippet of docs/profiles/opencode.md; the
+    profiles overview shows the same one."""
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    tested = _opencode_json(docs / "profiles" / "opencode.md")
+    assert _opencode_json(docs / "profiles.md") == tested
+    assert tested["provider"]["anthropic"]["options"]["baseURL"] == "http://127.0.0.1:8787/v1"
