@@ -20,10 +20,10 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from bridge_rules.diagnostics import Diagnostic, error
+from bridge_rules.diagnostics import Diagnostic, did_you_mean, error
 from bridge_rules.loader import Document, read_file, rule_files_in
 from bridge_rules.model import RuleFile
-from bridge_rules.resources import profile_names, profile_path
+from bridge_rules.resources import display_root, profile_names, profile_path
 from bridge_rules.source import Span, escape
 from bridge_rules.validate import validate_document
 
@@ -83,10 +83,15 @@ def _outside(path: Path, base: Path) -> bool:
 
 
 def _display(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
+    """A path as diagnostics and traces show it: relative to the current directory, or for a
+    shipped rule file relative to the package, else as given."""
+    resolved = path.resolve()
+    for base in (Path.cwd(), display_root()):
+        try:
+            return str(resolved.relative_to(base))
+        except ValueError:
+            continue
+    return str(path)
 
 
 class _Loader:
@@ -115,11 +120,10 @@ class _Loader:
             if _looks_like_path(ref):
                 self.out.diagnostics.append(error("BR001", f"no such rule file '{ref}'", where))
             else:
-                known = ", ".join(profile_names())
+                known = profile_names()
+                hint = did_you_mean(ref, known) or f"known profiles: {', '.join(known)}"
                 self.out.diagnostics.append(
-                    error(
-                        "BR008", f"unknown profile '{ref}'", where, hint=f"known profiles: {known}"
-                    )
+                    error("BR008", f"unknown profile '{ref}'", where, hint=hint)
                 )
             return
         self.add_path(path, span)

@@ -7,6 +7,7 @@ into an exit code, and only reporters turn them into text.
 
 from __future__ import annotations
 
+import difflib
 import enum
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -17,6 +18,14 @@ EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
 EXIT_INTERNAL = 3
+
+
+def did_you_mean(word: str, options: Iterable[str], cutoff: float = 0.6) -> str | None:
+    """``did you mean 'X'?`` for the closest option (case-insensitive first), else None."""
+    options = list(options)
+    folded = next((o for o in options if o.lower() == word.lower() and o != word), None)
+    match = [folded] if folded else difflib.get_close_matches(word, options, n=1, cutoff=cutoff)
+    return f"did you mean '{match[0]}'?" if match else None
 
 
 class Severity(str, enum.Enum):

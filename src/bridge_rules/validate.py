@@ -6,7 +6,6 @@ every one is anchored through the document's source map.
 
 from __future__ import annotations
 
-import difflib
 import types
 import typing
 from collections.abc import Iterable
@@ -14,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from bridge_rules.diagnostics import Diagnostic, error
+from bridge_rules.diagnostics import Diagnostic, did_you_mean, error
 from bridge_rules.loader import Document, describe
 from bridge_rules.model import RuleFile
 
@@ -91,11 +90,6 @@ def _models_at(loc: tuple[str | int, ...]) -> list[type[BaseModel]]:
     return out
 
 
-def _suggest(word: str, options: Iterable[str]) -> str | None:
-    match = difflib.get_close_matches(word, list(options), n=1, cutoff=0.6)
-    return f"did you mean '{match[0]}'?" if match else None
-
-
 def _translate(doc: Document, err: Any) -> Diagnostic | None:
     kind: str = err["type"]
     loc: tuple[str | int, ...] = tuple(err["loc"])
@@ -119,7 +113,7 @@ def _translate(doc: Document, err: Any) -> Diagnostic | None:
             "BR102",
             f"unknown key '{key}' in '{_dotted(path[:-1]) or 'top level'}'",
             smap.key_span(path),
-            hint=_suggest(key, options),
+            hint=did_you_mean(key, options),
         )
     if kind == "union_tag_invalid":
         tag = str(err.get("ctx", {}).get("tag", ""))[:40]
@@ -130,7 +124,7 @@ def _translate(doc: Document, err: Any) -> Diagnostic | None:
             "BR107",
             f"unknown stage kind '{tag}' in '{dotted}'",
             smap.value_span((*path, "kind")),
-            hint=_suggest(tag, expected),
+            hint=did_you_mean(tag, expected),
         )
     if kind == "literal_error":
         expected = err.get("ctx", {}).get("expected", "")
