@@ -89,7 +89,10 @@ class SourceMap(Mapping[DocPath, Span]):
         return Span(self.file, pos[2], pos[3]) if pos else Span(self.file, 1, 1)
 
     def _nearest(self, path: DocPath) -> tuple[int, int, int, int] | None:
-        for end in range(len(path), 0, -1):
+        pos = self._pos.get(path)
+        if pos is not None:
+            return pos
+        for end in range(len(path) - 1, 0, -1):
             pos = self._pos.get(path[:end])
             if pos is not None:
                 return pos
