@@ -6,6 +6,7 @@ refuses the same file with a ``RulesError`` carrying that diagnostic.
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 
@@ -123,3 +124,27 @@ def test_names_cannot_forge_lines(tmp_path: Path) -> None:
     assert "\x1b" not in line
     assert "evil\\nname\\x1b[31m.yaml" in line
     assert "'a\\nfake.yaml:1:1: error[BR000] forged\\x1b[0m'" in line
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "github", "sarif"])
+def test_values_of_unknown_keys_are_never_printed(fmt: str, tmp_path: Path) -> None:
+    from bridge_rules.cli import explain_cmd, lint_cmd  # register the commands
+    from bridge_rules.cli.app import main
+
+    assert explain_cmd is not None
+    assert lint_cmd is not None
+    secret = "s3cr3t-VALUE-" + "x" * 8
+    creds = tmp_path / "creds.yaml"
+    creds.write_text(
+        HEAD + f"aws_secret_access_key: {secret}\ntoken: {{value: {secret}}}\n"
+        f"gate: {{apikey: {secret}}}\nbindings: [{{local: x, wire: X, extra: [{secret}]}}]\n",
+        encoding="utf-8",
+    )
+    for argv in (["lint", "--format", fmt, str(creds)], ["explain", "--rules", str(creds), "read"]):
+        with pytest.MonkeyPatch.context() as mp:
+            out, err = io.StringIO(), io.StringIO()
+            mp.setattr("sys.stdout", out)
+            mp.setattr("sys.stderr", err)
+            code = main(argv)
+        assert code in (1, 2)
+        assert secret not in out.getvalue() + err.getvalue()
