@@ -248,6 +248,9 @@ class Resolver:
                     )
 
         for wire, entries in claims.items():
+            if len(entries) == 1:  # uncontested, the common case: nothing to pick or report
+                rmap.exact[wire] = entries[0][1]
+                continue
             winner = _pick(entries)
             rmap.exact[wire] = winner
             distinct = list(dict.fromkeys(e.local for _w, e in entries))
@@ -264,6 +267,9 @@ class Resolver:
             for wire, entry in rmap.exact.items():
                 folded_claims.setdefault(wire.lower(), []).append((wire, entry))
             for low, entries in folded_claims.items():
+                if len(entries) == 1:
+                    rmap.folded[low] = entries[0][1]
+                    continue
                 rmap.folded[low] = _pick(entries)
                 distinct = list(dict.fromkeys(e.local for _w, e in entries))
                 if len(distinct) > 1:

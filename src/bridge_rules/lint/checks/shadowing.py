@@ -56,8 +56,8 @@ def shadowed_entries(ctx: LintContext) -> Iterator[Diagnostic]:
     last = _catch_all(ctx)
     for entry in written_entries(ctx.rules):
         index = entry.stage.index
-        if last is not None and index > last:
-            continue  # the whole stage is reported as unreachable
+        if index == 0 or (last is not None and index > last):
+            continue  # nothing comes before it, or the whole stage is reported as unreachable
         hits = [resolver.first_hit(s, index) for s in _spellings(entry)]
         if not hits or any(h is None for h in hits):
             continue
