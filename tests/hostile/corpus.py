@@ -130,6 +130,9 @@ def escapes() -> Iterator[Case]:
         )
         yield _case(f"escape-{index}-pattern", STAGE % f'{{kind: passthrough, pattern: "a{esc}"}}')
         yield _case(f"escape-{index}-extends", HEAD + f'extends: "./a{esc}.yaml"\n')
+        yield _case(
+            f"escape-{index}-explained", STAGE % f'{{kind: aliases, map: {{"read": "R{esc}"}}}}'
+        )
 
 
 def numbers_and_keys() -> Iterator[Case]:

@@ -148,3 +148,16 @@ def test_values_of_unknown_keys_are_never_printed(fmt: str, tmp_path: Path) -> N
             code = main(argv)
         assert code in (1, 2)
         assert secret not in out.getvalue() + err.getvalue()
+
+
+def test_explain_escapes_names(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from bridge_rules.cli import explain_cmd  # registers the command
+    from bridge_rules.cli.app import main
+
+    assert explain_cmd is not None
+    path = tmp_path / "rules.yaml"
+    path.write_text(HEAD + 'names:\n  - {kind: aliases, map: {"a\\nb\\e[31m": Ab}}\n', "utf-8")
+    assert main(["explain", "--rules", str(path), "a\nb\x1b[31m"]) == 0
+    out = capsys.readouterr().out
+    assert "a\\nb\\x1b[31m -> Ab" in out
+    assert "\x1b" not in out
