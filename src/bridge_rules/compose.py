@@ -68,9 +68,18 @@ def resolve_ref(ref: str, base: Path | None) -> Path | None:
     return candidate if candidate.exists() else None
 
 
+_SETTINGS = {"allow_outside": False}
+
+
+def set_allow_outside(allowed: bool) -> None:
+    """``bridge-rules --allow-outside``: the default for every later load in this process."""
+    _SETTINGS["allow_outside"] = allowed
+
+
 def allow_outside_default() -> bool:
-    """``BRIDGE_RULES_ALLOW_OUTSIDE=1`` lets ``extends`` leave the extending file's directory."""
-    return os.environ.get(ALLOW_OUTSIDE_ENV, "") == "1"
+    """Whether ``extends`` may leave the extending file's directory tree: the CLI's
+    ``--allow-outside``, or ``BRIDGE_RULES_ALLOW_OUTSIDE=1``."""
+    return _SETTINGS["allow_outside"] or os.environ.get(ALLOW_OUTSIDE_ENV, "") == "1"
 
 
 def _outside(path: Path, base: Path) -> bool:
@@ -130,7 +139,8 @@ class _Loader:
                     "BR015",
                     f"'extends: {escape(ref)}' leaves the directory of the file that names it",
                     span or Span(ref),
-                    hint=f"move the file under it, or set {ALLOW_OUTSIDE_ENV}=1 to allow this",
+                    hint="move the file under it, or allow it with --allow-outside "
+                    f"or {ALLOW_OUTSIDE_ENV}=1",
                 )
             )
             return

@@ -161,3 +161,16 @@ def test_explain_escapes_names(tmp_path: Path, capsys: pytest.CaptureFixture[str
     out = capsys.readouterr().out
     assert "a\\nb\\x1b[31m -> Ab" in out
     assert "\x1b" not in out
+
+
+def test_allow_outside_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from bridge_rules.cli import lint_cmd  # registers the command
+    from bridge_rules.cli.app import main
+
+    assert lint_cmd is not None
+    (tmp_path / "base.yaml").write_text(HEAD, encoding="utf-8")
+    rules = _extends(tmp_path, str(Path("..") / "base.yaml"))
+    assert main(["lint", str(rules)]) == 2
+    assert "BR015" in capsys.readouterr().out
+    assert main(["--allow-outside", "lint", str(rules)]) == 0
+    assert main(["lint", str(rules)]) == 2  # the flag holds for its own run only
