@@ -147,8 +147,9 @@ _add(
         "extends leaves the directory tree",
         "A file may only `extends` files in its own directory or below it (symlinks are "
         "followed before checking). This keeps a rule file from pulling in, and lint from "
-        "echoing, files elsewhere on the machine. Set `BRIDGE_RULES_ALLOW_OUTSIDE=1` to allow "
-        "it. Profiles named without a path are always allowed. Lint exits 2.",
+        "echoing, files elsewhere on the machine. `bridge-rules --allow-outside` or "
+        "`BRIDGE_RULES_ALLOW_OUTSIDE=1` allows it. Profiles named without a path are always "
+        "allowed. Lint exits 2.",
         bad=_HEAD + "extends: /etc/bridge-rules/base.yaml\n",
         good=_HEAD + "extends: ./base.yaml\n# base.yaml\n" + _HEAD,
     ),

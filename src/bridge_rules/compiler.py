@@ -263,13 +263,14 @@ class _Compiler:
             elif pin is not None:
                 pin_span = self.pin_span or draft.span
                 entries.update({n: (n, pin_span) for n in pin.tools})
-        entries.update({n: (n, draft.entry_spans.get(n, draft.span)) for n in model.names})
+        where = draft.span
+        entries.update({n: (n, draft.entry_spans.get(n, where)) for n in model.names})
         return TableStage(**common, case=model.case, reverse=model.reverse, entries=entries).build()
 
     def aliases(self, common: dict[str, Any], draft: _StageDraft, model: AliasStage) -> TableStage:
-        spans = draft.entry_spans
-        entries = {k: (v, spans.get(k, draft.span)) for k, v in model.map.items()}
-        inverse = {k: (v, spans.get("<inverse>" + k, draft.span)) for k, v in model.inverse.items()}
+        spans, where = draft.entry_spans, draft.span  # `span` is a lookup: once, not per entry
+        entries = {k: (v, spans.get(k, where)) for k, v in model.map.items()}
+        inverse = {k: (v, spans.get("<inverse>" + k, where)) for k, v in model.inverse.items()}
         return TableStage(
             **common, case=model.case, reverse=model.reverse, entries=entries, inverse=inverse
         ).build()
@@ -279,7 +280,8 @@ class _Compiler:
     ) -> PatternStage:
         table = None
         if model.names:
-            entries = {n: (n, draft.entry_spans.get(n, draft.span)) for n in model.names}
+            where = draft.span
+            entries = {n: (n, draft.entry_spans.get(n, where)) for n in model.names}
             table = TableStage(**common, case=model.case, entries=entries, keeps_name=True).build()
         pattern = None
         if model.pattern is not None:

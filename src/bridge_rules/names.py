@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from bridge_rules.source import Span
+from bridge_rules.stageindex import StageIndex
 from bridge_rules.stages import CompiledStage, Hit, PrefixStage, Strip, TableStage
 
 
@@ -141,6 +142,7 @@ class Resolver:
         reverse_cache_size: int = 128,
     ) -> None:
         self.stages = tuple(stages)
+        self._index = StageIndex(self.stages)
         self.strips = tuple(strips)
         self._memo: dict[str, Outbound] = {}
         self._reverse: OrderedDict[tuple[str, ...], ReverseMap] = OrderedDict()
@@ -158,6 +160,9 @@ class Resolver:
         for stage in self.stages:
             known.update(dict.fromkeys(stage.local_names()))
         self._known_locals: tuple[str, ...] = tuple(known)
+        # Room for every name the rules know plus as many unknown ones, so a large
+        # table's own names stay memoised (the compiler and lint ask for each of them).
+        self._memo_cap = 65536 + len(self._known_locals)
 
     # ----------------------------------------------------------- outbound
     def outbound(self, name: str, trace: list[StageStep] | None = None) -> Outbound:
@@ -166,29 +171,36 @@ class Resolver:
             if cached is not None:
                 return cached
         result = Outbound(name, name, None, None)
+        if trace is None:
+            found = self._index.first(name)
+            if found is not None:
+                result = Outbound(name, found[1].wire, self.stages[found[0]], found[1])
+        else:
+            result = self._traced(name, trace)
+        if len(self._memo) < self._memo_cap:
+            self._memo[name] = result
+        return result
+
+    def _traced(self, name: str, trace: list[StageStep]) -> Outbound:
+        """Every stage in turn, recording why each did or did not decide (explain)."""
         for stage in self.stages:
             hit = stage.match(name)
             if hit is None:
-                if trace is not None:
-                    trace.append(
-                        StageStep(
-                            stage.index,
-                            stage.id,
-                            stage.kind,
-                            False,
-                            stage.why_not(name),
-                            stage.span,
-                        )
+                trace.append(
+                    StageStep(
+                        stage.index, stage.id, stage.kind, False, stage.why_not(name), stage.span
                     )
+                )
                 continue
-            if trace is not None:
-                detail = f"matched {hit.rule} -> {hit.wire!r}"
-                trace.append(StageStep(stage.index, stage.id, stage.kind, True, detail, hit.span))
-            result = Outbound(name, hit.wire, stage, hit)
-            break
-        if len(self._memo) < 65536:
-            self._memo[name] = result
-        return result
+            detail = f"matched {hit.rule} -> {hit.wire!r}"
+            trace.append(StageStep(stage.index, stage.id, stage.kind, True, detail, hit.span))
+            return Outbound(name, hit.wire, stage, hit)
+        return Outbound(name, name, None, None)
+
+    def first_hit(self, name: str, before: int) -> tuple[CompiledStage, Hit] | None:
+        """The first of the stages before position ``before`` that decides ``name``."""
+        found = self._index.first(name, before)
+        return None if found is None else (self.stages[found[0]], found[1])
 
     # ------------------------------------------------------------ reverse
     @property
@@ -298,6 +310,7 @@ class Resolver:
 
     def _build_reverse(self, registered: list[str]) -> ReverseMap:
         rmap = ReverseMap()
+        registered_set = frozenset(registered)
         by_lower: dict[str, str] = {}
         for name in registered:
             by_lower.setdefault(name.lower(), name)
@@ -316,7 +329,7 @@ class Resolver:
                     add(wire, ReverseEntry(local, f"{stage.kind} '{key}: {wire}'", span))
             if stage.reverse != "none":
                 for wire, (local, span) in stage.inverse.items():
-                    if stage.reverse == "registered" and local not in registered:
+                    if stage.reverse == "registered" and local not in registered_set:
                         continue
                     add(
                         wire,
@@ -345,6 +358,9 @@ class Resolver:
                     )
 
         for wire, entries in claims.items():
+            if len(entries) == 1:  # uncontested, the common case: nothing to pick or report
+                rmap.exact[wire] = entries[0][1]
+                continue
             winner = _pick(entries)
             rmap.exact[wire] = winner
             distinct = list(dict.fromkeys(e.local for _w, e in entries))
@@ -361,6 +377,9 @@ class Resolver:
             for wire, entry in rmap.exact.items():
                 folded_claims.setdefault(wire.lower(), []).append((wire, entry))
             for low, entries in folded_claims.items():
+                if len(entries) == 1:
+                    rmap.folded[low] = entries[0][1]
+                    continue
                 rmap.folded[low] = _pick(entries)
                 distinct = list(dict.fromkeys(e.local for _w, e in entries))
                 if len(distinct) > 1:

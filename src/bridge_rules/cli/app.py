@@ -55,13 +55,23 @@ def _root(
         Optional[list[str]],  # noqa: UP045 - typer needs Optional on 3.10
         typer.Option(help="A directory of pins, searched first; repeat. See docs/pins.md."),
     ] = None,
+    allow_outside: Annotated[
+        bool,
+        typer.Option(
+            "--allow-outside",
+            help="Let `extends` reach files outside the directory tree of the file that names "
+            "them (also BRIDGE_RULES_ALLOW_OUTSIDE=1).",
+        ),
+    ] = False,
 ) -> None:
     """Declarative rules that translate agent tool names and arguments to and from Claude Code's
     canonical tools."""
+    from bridge_rules.compose import set_allow_outside
     from bridge_rules.pins import use_dirs
 
     set_mode(color.value)
     use_dirs(pins or [])
+    set_allow_outside(allow_outside)
 
 
 # The `--rules` option every command that loads rules shares.

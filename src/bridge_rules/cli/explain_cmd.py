@@ -17,6 +17,7 @@ from bridge_rules.cli.app import (
     warn,
 )
 from bridge_rules.cli.style import TextOrJson, paint
+from bridge_rules.source import escape
 
 
 @app.command()
@@ -77,7 +78,7 @@ def explain(  # noqa: PLR0917 - one parameter per CLI option
         sys.stdout.write(paint(explanation.render_text(), sys.stdout))
     known = [*engine.known_locals(), *(names or ())]
     if not any_name and tool not in known:
-        warn(_unknown(tool, known, engine))
+        warn(escape(_unknown(tool, known, engine)))
         raise typer.Exit(1)
 
 
