@@ -52,9 +52,14 @@ def _text(rng: random.Random, words: int) -> str:
     return " ".join(rng.choice(_WORDS) for _ in range(words))
 
 
-def pi_payload(size: int, seed: int = 5) -> bytes:
+DENSITY = {"dense": (20, 200), "sparse": (1500, 4000)}
+"""Words per tool result: dense is one tool_use per ~900 bytes, sparse one per ~18 KB."""
+
+
+def pi_conversation(size: int, seed: int = 5, density: str = "dense") -> dict[str, Any]:
     """A request of about ``size`` bytes: pi's tools, then turns until the size is reached."""
     rng = random.Random(seed)
+    low, high = DENSITY[density]
     schema = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
     payload: dict[str, Any] = {
         "model": "claude-sonnet-4-5",
@@ -78,7 +83,7 @@ def pi_payload(size: int, seed: int = 5) -> bytes:
             {
                 "type": "tool_result",
                 "tool_use_id": u["id"],
-                "content": _text(rng, rng.randrange(20, 200)),
+                "content": _text(rng, rng.randrange(low, high)),
                 "is_error": False,
             }
             for u in uses
@@ -91,7 +96,11 @@ def pi_payload(size: int, seed: int = 5) -> bytes:
         messages += [assistant, user]
         total += len(orjson.dumps(assistant)) + len(orjson.dumps(user)) + 2
         turn += 1
-    return orjson.dumps(payload)
+    return payload
+
+
+def pi_payload(size: int, seed: int = 5, density: str = "dense") -> bytes:
+    return orjson.dumps(pi_conversation(size, seed, density))
 
 
 def _best(fn: Callable[[], object], repeat: int) -> float:
@@ -173,21 +182,69 @@ def _sse(events: int) -> tuple[bytes, int]:
     return b"".join(out), count
 
 
+SECTIONS = ("requests", "gc", "cold", "replay", "inbound")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python benchmarks/bench_outbound.py", description=__doc__
     )
     parser.add_argument("--rules", action="append", help="rules to load (default: packaged)")
-    parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions, smaller replay")
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=SECTIONS,
+        help="run only these sections (repeatable); --replay is --only cold --only replay",
+    )
+    parser.add_argument("--replay", action="store_true", help="the message cache sections")
+    parser.add_argument("--gc", action="store_true", help="the collector section")
     args = parser.parse_args(argv)
+    only = set(args.only or ())
+    if args.replay:
+        only |= {"cold", "replay"}
+    if args.gc:
+        only.add("gc")
+    sections = only or set(SECTIONS)
     engine = load(args.rules)
     scale = 4 if args.quick else 1
+    write = sys.stdout.write
+    if "requests" in sections:
+        requests(engine, scale, write)
+    if sections & {"gc", "cold", "replay"}:
+        import outbound_cache as oc  # beside this file
+
+        if "gc" in sections:
+            write("collector: today's path at 1 MB and 10 MB dense (ratios to the floor)\n")
+            for label, size, repeat in (("1 MB", 1_000_000, 30), ("10 MB", 10_000_000, 6)):
+                oc.gc_effect(label, pi_payload(size), max(repeat // scale, 2), write)
+        if "cold" in sections:
+            write("cold request (empty cache) vs today's path, best of N\n")
+            for density in ("dense", "sparse"):
+                for label, size, repeat in (("30 KB", 30_000, 200), ("1 MB", 1_000_000, 20)):
+                    raw = pi_payload(size, density=density)
+                    oc.cold(f"{label} {density}", raw, max(repeat // scale, 2), write)
+            oc.cold("10 MB dense", pi_payload(10_000_000), max(6 // scale, 2), write)
+        if "replay" in sections:
+            size = 300_000 if args.quick else 1_000_000
+            write(
+                "replayed conversation (each request = the previous + 2 messages, pi's "
+                "cache_control), summed outbound time vs summed floor\n"
+            )
+            for density in ("dense", "sparse"):
+                conversation = pi_conversation(size, density=density)
+                oc.replay(density, conversation, 2 if args.quick else 5, write)
+    if "inbound" in sections:
+        inbound(engine, scale, write)
+    return 0
+
+
+def requests(engine: Engine, scale: int, write: Callable[[str], object]) -> None:
     sizes = [
         ("30 KB", 30_000, 400 // scale, 2.5),
         ("1 MB", 1_000_000, 40 // scale, 1.3),
         ("10 MB", 10_000_000, 8 // scale, 1.3),
     ]
-    write = sys.stdout.write
     write("outbound request: parse + transform + serialise vs orjson loads+dumps (best of N)\n")
     write(
         f"  {'size':>6} {'bytes':>10} {'floor':>10} {'outbound':>10} {'ratio':>6} target"
@@ -204,6 +261,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{seam_t / floor_t:.2f}x the floor)\n"
         )
 
+
+def inbound(engine: Engine, scale: int, write: Callable[[str], object]) -> None:
     message = {
         "id": "msg_1",
         "type": "message",
@@ -249,7 +308,6 @@ def main(argv: list[str] | None = None) -> int:
         f"sse stream ({events} events, 1400-byte chunks): {sse_t / events * 1e6:.2f}us per event "
         f"({sse_t / parse_t:.2f}x parsing every event's data with orjson)\n"
     )
-    return 0
 
 
 if __name__ == "__main__":

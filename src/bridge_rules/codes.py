@@ -147,8 +147,9 @@ _add(
         "extends leaves the directory tree",
         "A file may only `extends` files in its own directory or below it (symlinks are "
         "followed before checking). This keeps a rule file from pulling in, and lint from "
-        "echoing, files elsewhere on the machine. Set `BRIDGE_RULES_ALLOW_OUTSIDE=1` to allow "
-        "it. Profiles named without a path are always allowed. Lint exits 2.",
+        "echoing, files elsewhere on the machine. `bridge-rules --allow-outside` or "
+        "`BRIDGE_RULES_ALLOW_OUTSIDE=1` allows it. Profiles named without a path are always "
+        "allowed. Lint exits 2.",
         bad=_HEAD + "extends: /etc/bridge-rules/base.yaml\n",
         good=_HEAD + "extends: ./base.yaml\n# base.yaml\n" + _HEAD,
     ),
@@ -235,7 +236,9 @@ _add(
     CodeDoc(
         "BR204",
         "unknown pin",
-        "`pin` or `local_pin` names a version with no pinned schemas in `schemas/`.",
+        "`pin` or `local_pin` names a pin found nowhere on the pin search path (`--pins`, "
+        "`BRIDGE_RULES_PINS`, `.bridge-rules/pins/`, the user's pins, the packaged ones; see "
+        "docs/pins.md). The message lists where it looked; `bridge-rules pin capture` makes one.",
         bad=_HEAD + "pin: claude-code@9.9.9\n",
         good=_HEAD + "pin: claude-code@2.1.330\n",
     ),

@@ -173,6 +173,7 @@ class _Compiler:
         self.files = tuple(source.files)
         self.diags: list[Diagnostic] = list(source.diagnostics)
         self.pin_span: Span | None = None
+        self.pin_failed = False  # a declared pin that BR204 reported: no BR205 on top of it
 
     def pin(self, attr: str) -> tuple[Pin | None, Span | None]:
         for file in reversed(self.files):
@@ -183,7 +184,8 @@ class _Compiler:
             try:
                 return load_pin(spec), span
             except PinError as exc:
-                self.diags.append(error("BR204", str(exc), span))
+                self.diags.append(error("BR204", str(exc), span, hint=exc.hint))
+                self.pin_failed = self.pin_failed or attr == "pin"
                 return None, span
         return None, None
 
@@ -249,7 +251,7 @@ class _Compiler:
     ) -> TableStage:
         entries: dict[str, tuple[str, Span]] = {}
         if model.from_pin:
-            if pin is None:
+            if pin is None and not self.pin_failed:
                 self.diags.append(
                     error(
                         "BR205",
@@ -258,16 +260,17 @@ class _Compiler:
                         hint="add e.g. 'pin: claude-code@2.1.330'",
                     )
                 )
-            else:
+            elif pin is not None:
                 pin_span = self.pin_span or draft.span
                 entries.update({n: (n, pin_span) for n in pin.tools})
-        entries.update({n: (n, draft.entry_spans.get(n, draft.span)) for n in model.names})
+        where = draft.span
+        entries.update({n: (n, draft.entry_spans.get(n, where)) for n in model.names})
         return TableStage(**common, case=model.case, reverse=model.reverse, entries=entries).build()
 
     def aliases(self, common: dict[str, Any], draft: _StageDraft, model: AliasStage) -> TableStage:
-        spans = draft.entry_spans
-        entries = {k: (v, spans.get(k, draft.span)) for k, v in model.map.items()}
-        inverse = {k: (v, spans.get("<inverse>" + k, draft.span)) for k, v in model.inverse.items()}
+        spans, where = draft.entry_spans, draft.span  # `span` is a lookup: once, not per entry
+        entries = {k: (v, spans.get(k, where)) for k, v in model.map.items()}
+        inverse = {k: (v, spans.get("<inverse>" + k, where)) for k, v in model.inverse.items()}
         return TableStage(
             **common, case=model.case, reverse=model.reverse, entries=entries, inverse=inverse
         ).build()
@@ -277,7 +280,8 @@ class _Compiler:
     ) -> PatternStage:
         table = None
         if model.names:
-            entries = {n: (n, draft.entry_spans.get(n, draft.span)) for n in model.names}
+            where = draft.span
+            entries = {n: (n, draft.entry_spans.get(n, where)) for n in model.names}
             table = TableStage(**common, case=model.case, entries=entries, keeps_name=True).build()
         pattern = None
         if model.pattern is not None:
@@ -336,7 +340,7 @@ class _Compiler:
             for index, name in enumerate(file.rules.local_tools):
                 out.setdefault(name, file.doc.source_map.key_span(("local_tools", index)))
         if local_pin is not None:
-            where = Span(f"schemas/{local_pin.product}/{local_pin.version}.json")
+            where = Span(local_pin.location)
             for name in local_pin.tools:
                 out.setdefault(name, where)
         return out

@@ -23,7 +23,7 @@ from pathlib import Path
 from bridge_rules.diagnostics import Diagnostic, did_you_mean, error
 from bridge_rules.loader import Document, read_file, rule_files_in
 from bridge_rules.model import RuleFile
-from bridge_rules.resources import display_root, profile_names, profile_path
+from bridge_rules.resources import display_root, profile_names, profile_path, rules_dir
 from bridge_rules.source import Span, escape
 from bridge_rules.validate import validate_document
 
@@ -68,9 +68,18 @@ def resolve_ref(ref: str, base: Path | None) -> Path | None:
     return candidate if candidate.exists() else None
 
 
+_SETTINGS = {"allow_outside": False}
+
+
+def set_allow_outside(allowed: bool) -> None:
+    """``bridge-rules --allow-outside``: the default for every later load in this process."""
+    _SETTINGS["allow_outside"] = allowed
+
+
 def allow_outside_default() -> bool:
-    """``BRIDGE_RULES_ALLOW_OUTSIDE=1`` lets ``extends`` leave the extending file's directory."""
-    return os.environ.get(ALLOW_OUTSIDE_ENV, "") == "1"
+    """Whether ``extends`` may leave the extending file's directory tree: the CLI's
+    ``--allow-outside``, or ``BRIDGE_RULES_ALLOW_OUTSIDE=1``."""
+    return _SETTINGS["allow_outside"] or os.environ.get(ALLOW_OUTSIDE_ENV, "") == "1"
 
 
 def _outside(path: Path, base: Path) -> bool:
@@ -83,15 +92,14 @@ def _outside(path: Path, base: Path) -> bool:
 
 
 def _display(path: Path) -> str:
-    """A path as diagnostics and traces show it: relative to the current directory, or for a
-    shipped rule file relative to the package, else as given."""
+    """A path as diagnostics and traces show it: a shipped rule file relative to the package
+    (or checkout), any other relative to the current directory when under it, else as given."""
     resolved = path.resolve()
-    for base in (Path.cwd(), display_root()):
-        try:
-            return str(resolved.relative_to(base))
-        except ValueError:
-            continue
-    return str(path)
+    shipped = resolved.is_relative_to(rules_dir().resolve())
+    try:
+        return str(resolved.relative_to(display_root() if shipped else Path.cwd()))
+    except ValueError:
+        return str(path)
 
 
 class _Loader:
@@ -102,6 +110,27 @@ class _Loader:
         self._active: list[Path] = []
 
     def add_ref(self, ref: str, base: Path | None, span: Span | None) -> None:
+        try:
+            self._add_ref(ref, base, span)
+        except (OSError, RuntimeError) as exc:  # a name too long, a symlink loop
+            self._unusable(ref, span, exc)
+
+    def add_path(self, path: Path, span: Span | None = None) -> None:
+        try:
+            if not path.exists():
+                where = span or Span(str(path))
+                self.out.diagnostics.append(error("BR001", "no such rule file", where))
+                return
+            self._add_path(path, span)
+        except (OSError, RuntimeError) as exc:
+            self._unusable(str(path), span, exc)
+
+    def _unusable(self, ref: str, span: Span | None, exc: Exception) -> None:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        msg = f"cannot use rule file '{ref[:200]}': {reason}"
+        self.out.diagnostics.append(error("BR001", msg, span or Span(ref[:200])))
+
+    def _add_ref(self, ref: str, base: Path | None, span: Span | None) -> None:
         candidate, profile = _candidate(ref, base)
         guarded = base is not None and not profile and not self.allow_outside
         if guarded and base is not None and _outside(candidate, base):
@@ -110,7 +139,8 @@ class _Loader:
                     "BR015",
                     f"'extends: {escape(ref)}' leaves the directory of the file that names it",
                     span or Span(ref),
-                    hint=f"move the file under it, or set {ALLOW_OUTSIDE_ENV}=1 to allow this",
+                    hint="move the file under it, or allow it with --allow-outside "
+                    f"or {ALLOW_OUTSIDE_ENV}=1",
                 )
             )
             return
@@ -126,9 +156,9 @@ class _Loader:
                     error("BR008", f"unknown profile '{ref}'", where, hint=hint)
                 )
             return
-        self.add_path(path, span)
+        self._add_path(path, span)
 
-    def add_path(self, path: Path, span: Span | None = None) -> None:
+    def _add_path(self, path: Path, span: Span | None = None) -> None:
         if path.is_dir():
             files = rule_files_in(path)
             if not files:
@@ -191,10 +221,7 @@ def load_sources(
         refs = [refs]
     for ref in refs:
         if isinstance(ref, Path):
-            if ref.exists():
-                loader.add_path(ref)
-            else:
-                loader.out.diagnostics.append(error("BR001", "no such rule file", Span(str(ref))))
+            loader.add_path(ref)
         else:
             loader.add_ref(ref, None, None)
     return loader.out

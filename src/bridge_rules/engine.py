@@ -21,7 +21,7 @@ from bridge_rules.ruleset import RuleRef, load_analysis
 from bridge_rules.runtime import Runtime
 
 if TYPE_CHECKING:
-    from bridge_rules.transform import OutboundResult
+    from bridge_rules.transform import OutboundBytes, OutboundResult
 
 __all__ = ["Engine", "RuleRef", "load"]
 
@@ -136,6 +136,30 @@ class Engine:
         if model is not None:
             _name(model, "model")
         return rewrite_outbound(self.runtime, payload, model, env)
+
+    def outbound_bytes(
+        self,
+        body: bytes,
+        model: str | None = None,
+        env: Mapping[str, str] | None = None,
+        *,
+        cache: bool = True,
+    ) -> OutboundBytes:
+        """A serialised request body rewritten for the wire, reusing earlier requests' messages.
+
+        The same bytes as ``orjson.dumps(self.outbound(orjson.loads(body)).payload)``;
+        messages an earlier request already sent come from the runtime's message
+        cache (``cache=False`` skips it; ``BRIDGE_RULES_OUTBOUND_CACHE=0`` turns it
+        off). Raises ``ValueError`` exactly when ``orjson.loads(body)`` would.
+        See docs/transform.md.
+        """
+        from bridge_rules.transform import rewrite_outbound_bytes
+
+        if not isinstance(body, bytes):
+            raise TypeError(f"body must be bytes, not {type(body).__name__}")
+        if model is not None:
+            _name(model, "model")
+        return rewrite_outbound_bytes(self.runtime, body, model, env, cache=cache)
 
     def inbound(self, message: Any, registered: Iterable[str] | None = None) -> Any:
         """A non-streaming response message with tool calls in local shape (a new dict).

@@ -15,6 +15,7 @@ from typing import Any
 from bridge_rules.bindings.explain import binding_section
 from bridge_rules.names import Collision, InboundStep, StageStep
 from bridge_rules.runtime import Runtime
+from bridge_rules.source import escape
 from bridge_rules.wirenames import name_problems as wire_name_problems
 
 NO_ARGS: Any = object()
@@ -132,7 +133,9 @@ class Explanation:
             if isinstance(body, dict) and "text" in body:
                 lines.append(f"  {title}:")
                 lines.extend(f"    {line}" for line in str(body["text"]).splitlines())
-        return "\n".join(lines) + "\n"
+        # One entry a line: names with control characters are escaped (\n, \x1b) so a
+        # name from a rule file or the command line cannot forge a line or a colour.
+        return "\n".join(escape(line) for line in lines) + "\n"
 
 
 def explain_tool(

@@ -11,11 +11,13 @@ The trace is produced by the same code path that serves real traffic:
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from bridge_rules.source import Span
+from bridge_rules.stageindex import StageIndex
 from bridge_rules.stages import CompiledStage, Hit, PrefixStage, Strip, TableStage
 
 
@@ -107,6 +109,22 @@ class ReverseMap:
     collisions: list[Collision] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class FastReverse:
+    """The winners of a :class:`ReverseMap`, as plain names: what serving traffic needs.
+
+    Built without entry objects, sources or collision reports (``explain`` and
+    lint build the full map); the same winners by construction, and by test.
+    """
+
+    exact: dict[str, str]
+    folded: dict[str, str]
+
+
+_IDENTITY, _EXPLICIT, _OTHER = 0, 1, 2
+"""Claim ranks, as :func:`_pick` orders them: the first claim of the best rank wins."""
+
+
 class Resolver:
     """Outbound and inbound name resolution over compiled stages.
 
@@ -124,10 +142,15 @@ class Resolver:
         reverse_cache_size: int = 128,
     ) -> None:
         self.stages = tuple(stages)
+        self._index = StageIndex(self.stages)
         self.strips = tuple(strips)
         self._memo: dict[str, Outbound] = {}
         self._reverse: OrderedDict[tuple[str, ...], ReverseMap] = OrderedDict()
         self._reverse_cache_size = reverse_cache_size
+        self._fast: OrderedDict[tuple[str, ...], FastReverse] = OrderedDict()
+        self._fast_all: FastReverse | None = None
+        self._fast_last: tuple[tuple[str, ...], FastReverse] | None = None
+        self._fast_lock = threading.Lock()
         self._prefix_strips = [
             s for s in self.stages if isinstance(s, PrefixStage) and s.reverse == "always"
         ]
@@ -137,6 +160,9 @@ class Resolver:
         for stage in self.stages:
             known.update(dict.fromkeys(stage.local_names()))
         self._known_locals: tuple[str, ...] = tuple(known)
+        # Room for every name the rules know plus as many unknown ones, so a large
+        # table's own names stay memoised (the compiler and lint ask for each of them).
+        self._memo_cap = 65536 + len(self._known_locals)
 
     # ----------------------------------------------------------- outbound
     def outbound(self, name: str, trace: list[StageStep] | None = None) -> Outbound:
@@ -145,29 +171,36 @@ class Resolver:
             if cached is not None:
                 return cached
         result = Outbound(name, name, None, None)
+        if trace is None:
+            found = self._index.first(name)
+            if found is not None:
+                result = Outbound(name, found[1].wire, self.stages[found[0]], found[1])
+        else:
+            result = self._traced(name, trace)
+        if len(self._memo) < self._memo_cap:
+            self._memo[name] = result
+        return result
+
+    def _traced(self, name: str, trace: list[StageStep]) -> Outbound:
+        """Every stage in turn, recording why each did or did not decide (explain)."""
         for stage in self.stages:
             hit = stage.match(name)
             if hit is None:
-                if trace is not None:
-                    trace.append(
-                        StageStep(
-                            stage.index,
-                            stage.id,
-                            stage.kind,
-                            False,
-                            stage.why_not(name),
-                            stage.span,
-                        )
+                trace.append(
+                    StageStep(
+                        stage.index, stage.id, stage.kind, False, stage.why_not(name), stage.span
                     )
+                )
                 continue
-            if trace is not None:
-                detail = f"matched {hit.rule} -> {hit.wire!r}"
-                trace.append(StageStep(stage.index, stage.id, stage.kind, True, detail, hit.span))
-            result = Outbound(name, hit.wire, stage, hit)
-            break
-        if len(self._memo) < 65536:
-            self._memo[name] = result
-        return result
+            detail = f"matched {hit.rule} -> {hit.wire!r}"
+            trace.append(StageStep(stage.index, stage.id, stage.kind, True, detail, hit.span))
+            return Outbound(name, hit.wire, stage, hit)
+        return Outbound(name, name, None, None)
+
+    def first_hit(self, name: str, before: int) -> tuple[CompiledStage, Hit] | None:
+        """The first of the stages before position ``before`` that decides ``name``."""
+        found = self._index.first(name, before)
+        return None if found is None else (self.stages[found[0]], found[1])
 
     # ------------------------------------------------------------ reverse
     @property
@@ -186,8 +219,98 @@ class Resolver:
             self._reverse.popitem(last=False)
         return built
 
+    def fast_reverse(self, registered: Iterable[str] | None) -> FastReverse:
+        """The reverse winners for ``registered``, cached by the set (None: every known name).
+
+        The request path asks for one tuple per response, many times: the last
+        tuple is recognised by identity, so a lookup does not rehash it.
+        """
+        if registered is None:
+            fast = self._fast_all
+            if fast is None:
+                fast = self._fast_all = self._build_fast(self._known_locals)
+            return fast
+        last = self._fast_last
+        if last is not None and last[0] is registered:
+            return last[1]
+        key = registered if type(registered) is tuple else tuple(registered)
+        with self._fast_lock:
+            fast = self._fast.get(key)
+            if fast is not None:
+                self._fast.move_to_end(key)
+        if fast is None:
+            fast = self._build_fast(key)
+            with self._fast_lock:
+                self._fast[key] = fast
+                if len(self._fast) > self._reverse_cache_size:
+                    self._fast.popitem(last=False)
+        self._fast_last = (key, fast)
+        return fast
+
+    def _build_fast(self, registered: tuple[str, ...]) -> FastReverse:
+        """:meth:`_build_reverse`'s winners, claim for claim in the same order.
+
+        Read off the full map instead when lint (or ``explain``) already built it.
+        """
+        full = self._reverse.get(registered)
+        if full is not None:
+            return FastReverse(
+                {wire: entry.local for wire, entry in full.exact.items()},
+                {low: entry.local for low, entry in full.folded.items()},
+            )
+        ranked: dict[str, tuple[int, str]] = {}
+
+        def claim(wire: str, rank: int, local: str) -> None:
+            held = ranked.get(wire)
+            if held is None or rank < held[0]:
+                ranked[wire] = (rank, local)
+
+        by_lower: dict[str, str] = {}
+        for name in registered:
+            by_lower.setdefault(name.lower(), name)
+        present = set(registered)
+        for stage in self.stages:
+            if not isinstance(stage, TableStage) or stage.kind == "canonical":
+                continue
+            if stage.reverse == "always":
+                folded_keys = stage.case == "insensitive"
+                for key, (wire, _span) in stage.entries.items():
+                    claim(wire, _OTHER, by_lower.get(key.lower(), key) if folded_keys else key)
+            if stage.reverse != "none":
+                only_present = stage.reverse == "registered"
+                for wire, (local, _span) in stage.inverse.items():
+                    if not only_present or local in present:
+                        claim(wire, _EXPLICIT, local)
+        unclaimed = [
+            s.value
+            for s in self.stages
+            if isinstance(s, PrefixStage) and s.inverse_for == "unclaimed"
+        ]
+        for name in registered:
+            out = self.outbound(name)
+            decider = out.stage
+            if decider is not None and decider.reverse == "none":
+                continue
+            unchanged = out.wire == name
+            claim(out.wire, _IDENTITY if unchanged else _OTHER, name)
+            if unchanged and decider is not None and decider.kind == "canonical":
+                for prefix in unclaimed:
+                    claim(prefix + name, _OTHER, name)
+        folded: dict[str, tuple[int, str]] = {}
+        if self._insensitive:
+            for wire, (rank, local) in ranked.items():
+                low = wire.lower()
+                held = folded.get(low)
+                if held is None or rank < held[0]:
+                    folded[low] = (rank, local)
+        return FastReverse(
+            {wire: local for wire, (_rank, local) in ranked.items()},
+            {low: local for low, (_rank, local) in folded.items()},
+        )
+
     def _build_reverse(self, registered: list[str]) -> ReverseMap:
         rmap = ReverseMap()
+        registered_set = frozenset(registered)
         by_lower: dict[str, str] = {}
         for name in registered:
             by_lower.setdefault(name.lower(), name)
@@ -206,7 +329,7 @@ class Resolver:
                     add(wire, ReverseEntry(local, f"{stage.kind} '{key}: {wire}'", span))
             if stage.reverse != "none":
                 for wire, (local, span) in stage.inverse.items():
-                    if stage.reverse == "registered" and local not in registered:
+                    if stage.reverse == "registered" and local not in registered_set:
                         continue
                     add(
                         wire,
@@ -235,6 +358,9 @@ class Resolver:
                     )
 
         for wire, entries in claims.items():
+            if len(entries) == 1:  # uncontested, the common case: nothing to pick or report
+                rmap.exact[wire] = entries[0][1]
+                continue
             winner = _pick(entries)
             rmap.exact[wire] = winner
             distinct = list(dict.fromkeys(e.local for _w, e in entries))
@@ -251,6 +377,9 @@ class Resolver:
             for wire, entry in rmap.exact.items():
                 folded_claims.setdefault(wire.lower(), []).append((wire, entry))
             for low, entries in folded_claims.items():
+                if len(entries) == 1:
+                    rmap.folded[low] = entries[0][1]
+                    continue
                 rmap.folded[low] = _pick(entries)
                 distinct = list(dict.fromkeys(e.local for _w, e in entries))
                 if len(distinct) > 1:
@@ -270,37 +399,50 @@ class Resolver:
     def inbound(
         self, wire: str, registered: Iterable[str] | None, trace: list[InboundStep] | None = None
     ) -> str | None:
+        if trace is None:
+            return self._inbound_fast(wire, self.fast_reverse(registered))
         rmap = self.reverse_map(registered)
         found = self._lookup(rmap, wire, trace)
         if found is not None:
             return found
         for strip in self.strips:
-            if strip.case == "exact":
-                hit = wire.endswith(strip.suffix)
-            else:
-                hit = wire.lower().endswith(strip.suffix.lower())
-            if not hit or len(wire) == len(strip.suffix):
-                if trace is not None:
-                    trace.append(
-                        InboundStep(
-                            "strip",
-                            wire,
-                            None,
-                            f"no suffix {strip.suffix!r} ({strip.case} case)",
-                            strip.span,
-                        )
-                    )
+            base = _without_suffix(strip, wire)
+            if base is None:
+                detail = f"no suffix {strip.suffix!r} ({strip.case} case)"
+                trace.append(InboundStep("strip", wire, None, detail, strip.span))
                 continue
-            base = wire[: len(wire) - len(strip.suffix)]
-            if trace is not None:
-                trace.append(
-                    InboundStep(
-                        "strip", wire, base, f"stripped suffix {strip.suffix!r}", strip.span
-                    )
-                )
+            detail = f"stripped suffix {strip.suffix!r}"
+            trace.append(InboundStep("strip", wire, base, detail, strip.span))
             found = self._lookup(rmap, base, trace)
             if found is not None:
                 return found
+        return None
+
+    def _inbound_fast(self, wire: str, fast: FastReverse) -> str | None:
+        """:meth:`inbound` without a trace: dictionary lookups over the winners."""
+        found = self._lookup_fast(fast, wire)
+        if found is not None:
+            return found
+        for strip in self.strips:
+            base = _without_suffix(strip, wire)
+            if base is not None:
+                found = self._lookup_fast(fast, base)
+                if found is not None:
+                    return found
+        return None
+
+    def _lookup_fast(self, fast: FastReverse, name: str) -> str | None:
+        local = fast.exact.get(name)
+        if local is not None:
+            return local
+        if self._insensitive:
+            local = fast.folded.get(name.lower())
+            if local is not None:
+                return local
+        for stage in self._prefix_strips:
+            stripped = stage.strip(name)
+            if stripped is not None:
+                return stripped
         return None
 
     def _lookup(self, rmap: ReverseMap, name: str, trace: list[InboundStep] | None) -> str | None:
@@ -348,6 +490,17 @@ class Resolver:
                     )
                 return stripped
         return None
+
+
+def _without_suffix(strip: Strip, wire: str) -> str | None:
+    """``wire`` less the strip's suffix (in the strip's case rule), or None when it has none."""
+    if strip.case == "exact":
+        hit = wire.endswith(strip.suffix)
+    else:
+        hit = wire.lower().endswith(strip.suffix.lower())
+    if not hit or len(wire) == len(strip.suffix):
+        return None
+    return wire[: len(wire) - len(strip.suffix)]
 
 
 def _pick(entries: list[tuple[str, ReverseEntry]]) -> ReverseEntry:

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from bridge_rules.bindings.adapter import Adapter
 from bridge_rules.compiled import CompiledRules
 from bridge_rules.gate import CompiledGate, GateDecision, decide
+from bridge_rules.msgcache import MessageCache
 from bridge_rules.names import Resolver
 from bridge_rules.repair.rules import RepairSet
 from bridge_rules.textplan import Plan
@@ -32,7 +33,9 @@ HistoryPlan = tuple[str, Converter | None]
 class Runtime:
     """Immutable after the compiler builds it; safe to share between threads and tasks.
 
-    (The resolver memoises name resolutions; its caches only gain whole entries.)
+    (The resolver memoises name resolutions; its caches only gain whole entries. The
+    outbound message cache is keyed by bytes and belongs to this rule set alone, so
+    loading new rules starts from an empty one.)
     """
 
     rules: CompiledRules
@@ -44,6 +47,10 @@ class Runtime:
     wire (an earlier stage may win, and then the arguments must not be reshaped)."""
     repairs: RepairSet
     history: Mapping[str, HistoryPlan]
+    message_cache: MessageCache = field(default_factory=MessageCache.from_env, init=False)
+    """Rewritten conversation messages by their bytes (see :mod:`bridge_rules.msgcache`).
+    Every Runtime gets its own, ``dataclasses.replace`` included, so other rules never see
+    these rewrites. Settings from ``BRIDGE_RULES_OUTBOUND_CACHE`` at load; ``.configure()``."""
 
     @property
     def known_locals(self) -> tuple[str, ...]:

@@ -134,7 +134,7 @@ def test_opencode_runs_claude_code_calls_through_bridge_rules_serve(
     sent = {t["name"]: t["input_schema"] for t in first["tools"]}
     assert set(sent) == TOOLS
     wire = load_pin("claude-code@2.1.330")
-    for name in ("Read", "Edit", "Write", "Grep", "Glob"):
+    for name in ("Read", "Edit", "Write", "Grep", "Glob", "Skill"):
         assert sent[name] == wire.tools[name], name
     assert "workdir" in sent["Bash"]["properties"]
 

@@ -6,6 +6,7 @@ refuses the same file with a ``RulesError`` carrying that diagnostic.
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 
@@ -97,7 +98,7 @@ def test_size_cap_applies_to_bytes_read(tmp_path: Path) -> None:
     assert [d.code for d in diags] == ["BR010"]
 
 
-@pytest.mark.parametrize("target", ["/etc/passwd", "../outside.yaml", "./link.yaml"])
+@pytest.mark.parametrize("target", ["/etc/passwd", str(Path("..") / "outside.yaml"), "./link.yaml"])
 def test_extends_outside_the_tree_needs_opt_in(
     target: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -123,3 +124,53 @@ def test_names_cannot_forge_lines(tmp_path: Path) -> None:
     assert "\x1b" not in line
     assert "evil\\nname\\x1b[31m.yaml" in line
     assert "'a\\nfake.yaml:1:1: error[BR000] forged\\x1b[0m'" in line
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "github", "sarif"])
+def test_values_of_unknown_keys_are_never_printed(fmt: str, tmp_path: Path) -> None:
+    from bridge_rules.cli import explain_cmd, lint_cmd  # register the commands
+    from bridge_rules.cli.app import main
+
+    assert explain_cmd is not None
+    assert lint_cmd is not None
+    secret = "s3cr3t-VALUE-" + "x" * 8
+    creds = tmp_path / "creds.yaml"
+    creds.write_text(
+        HEAD + f"aws_secret_access_key: {secret}\ntoken: {{value: {secret}}}\n"
+        f"gate: {{apikey: {secret}}}\nbindings: [{{local: x, wire: X, extra: [{secret}]}}]\n",
+        encoding="utf-8",
+    )
+    for argv in (["lint", "--format", fmt, str(creds)], ["explain", "--rules", str(creds), "read"]):
+        with pytest.MonkeyPatch.context() as mp:
+            out, err = io.StringIO(), io.StringIO()
+            mp.setattr("sys.stdout", out)
+            mp.setattr("sys.stderr", err)
+            code = main(argv)
+        assert code in (1, 2)
+        assert secret not in out.getvalue() + err.getvalue()
+
+
+def test_explain_escapes_names(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from bridge_rules.cli import explain_cmd  # registers the command
+    from bridge_rules.cli.app import main
+
+    assert explain_cmd is not None
+    path = tmp_path / "rules.yaml"
+    path.write_text(HEAD + 'names:\n  - {kind: aliases, map: {"a\\nb\\e[31m": Ab}}\n', "utf-8")
+    assert main(["explain", "--rules", str(path), "a\nb\x1b[31m"]) == 0
+    out = capsys.readouterr().out
+    assert "a\\nb\\x1b[31m -> Ab" in out
+    assert "\x1b" not in out
+
+
+def test_allow_outside_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from bridge_rules.cli import lint_cmd  # registers the command
+    from bridge_rules.cli.app import main
+
+    assert lint_cmd is not None
+    (tmp_path / "base.yaml").write_text(HEAD, encoding="utf-8")
+    rules = _extends(tmp_path, str(Path("..") / "base.yaml"))
+    assert main(["lint", str(rules)]) == 2
+    assert "BR015" in capsys.readouterr().out
+    assert main(["--allow-outside", "lint", str(rules)]) == 0
+    assert main(["lint", str(rules)]) == 2  # the flag holds for its own run only

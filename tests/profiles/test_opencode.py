@@ -26,10 +26,14 @@ ENV: dict[str, str] = {}
 
 
 def test_pin_is_the_captured_tool_surface() -> None:
+    """The packaged pin (`pin capture` of the real binary) is what opencode sent."""
     pin = load_pin("opencode@1.18.33")
-    sent = {t["name"]: t["input_schema"] for t in REQUEST["body"]["tools"]}
+    sent = {t["name"]: t for t in REQUEST["body"]["tools"]}
     assert sorted(sent) == TOOLS
-    assert pin.tools == sent
+    assert pin.tools == {name: tool["input_schema"] for name, tool in sent.items()}
+    assert pin.descriptions == {name: tool["description"] for name, tool in sent.items()}
+    assert pin.provenance["method"] == "runtime-capture"
+    assert pin.provenance["sources"][0]["user_agent"] == REQUEST["headers"]["user-agent"]
 
 
 def test_lint_is_clean_against_both_pins() -> None:
@@ -41,8 +45,8 @@ def test_lint_is_clean_against_both_pins() -> None:
         "claude-code@2.1.330",
         "opencode@1.18.33",
     )
-    # The one suppression: Skill, a tool the real 2.1.330 sends but its pin lacks.
-    assert [d.code for d in report.suppressed] == ["BR301"]
+    # No suppressions: Skill, the one the profile had, is in the 2.1.330 pin since issue 10.
+    assert report.suppressed == []
 
 
 OUTBOUND_NAMES = [
@@ -129,8 +133,7 @@ INBOUND: list[tuple[str, dict[str, Any], str, dict[str, Any]]] = [
         "task",
         {"description": "d", "prompt": "p", "subagent_type": "general"},
     ),
-    ("Skill", {"skill": "pdf"}, "skill", {"name": "pdf"}),
-    ("Skill", {"name": "pdf"}, "skill", {"name": "pdf"}),
+    ("Skill", {"skill": "pdf", "args": "x"}, "skill", {"name": "pdf", "args": "x"}),
     ("mcp__opencode__my_plugin", {"a": 1}, "my_plugin", {"a": 1}),
 ]
 
@@ -192,7 +195,7 @@ HISTORY: list[tuple[str, dict[str, Any], str, dict[str, Any]]] = [
         "Agent",
         {"description": "d", "prompt": "p", "subagent_type": "Explore", "task_id": "t"},
     ),
-    ("skill", {"name": "pdf"}, "Skill", {"name": "pdf"}),
+    ("skill", {"name": "pdf"}, "Skill", {"skill": "pdf"}),
     ("my_plugin", {"a": 1}, "mcp__opencode__my_plugin", {"a": 1}),
 ]
 
@@ -211,13 +214,12 @@ def test_the_captured_request_goes_out_in_claude_codes_names_and_schemas() -> No
     result = ENG.outbound(REQUEST["body"], env=ENV)
     tools = {t["name"]: t["input_schema"] for t in result.payload["tools"]}
     assert sorted(tools) == sorted(w for local, w in OUTBOUND_NAMES[:10])
-    for name in ("Read", "Write", "Edit", "Grep", "Glob", "TodoWrite"):
+    for name in ("Read", "Write", "Edit", "Grep", "Glob", "TodoWrite", "Skill"):
         assert tools[name] == WIRE.tools[name]  # canonical: what the model was trained on
     assert set(tools["Bash"]["properties"]) == {*WIRE.tools["Bash"]["properties"], "workdir"}
     assert set(tools["WebFetch"]["properties"]) >= {"url", "prompt", "format", "timeout"}
     assert tools["WebFetch"]["required"] == ["url"]
     assert set(tools["Agent"]["properties"]) >= {"subagent_type", "task_id", "command"}
-    assert tools["Skill"]["properties"].keys() == {"name"}
     assert sorted(result.registered) == TOOLS
 
 
@@ -262,3 +264,18 @@ def test_history_in_a_payload_is_replayed_in_wire_form() -> None:
 )
 def test_gate(model: str, env: dict[str, str], open_: bool) -> None:
     assert ENG.gate({"api": "anthropic-messages", "id": model}, env) is open_
+
+
+def _opencode_json(doc: Path) -> Any:
+    text = doc.read_text(encoding="utf-8")
+    section = text[text.index("opencode.json") :]
+    return json.loads(section.split("```json\n", 1)[1].split("```", 1)[0])
+
+
+def test_the_documented_opencode_json_is_the_one_the_e2e_test_runs() -> None:
+    """tests/e2e/test_e2e_opencode.py runs the snippet of docs/profiles/opencode.md; the
+    profiles overview shows the same one."""
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    tested = _opencode_json(docs / "profiles" / "opencode.md")
+    assert _opencode_json(docs / "profiles.md") == tested
+    assert tested["provider"]["anthropic"]["options"]["baseURL"] == "http://127.0.0.1:8787/v1"

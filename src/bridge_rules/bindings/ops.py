@@ -465,7 +465,10 @@ def _number(value: float) -> int | float:
 def coerce_value(value: Any, kind: mb.Coercion) -> Any:
     if kind == "string":
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return json.dumps(value)
+            try:
+                return json.dumps(value)
+            except ValueError:  # an int past Python's digit limit: left as it is
+                return value
         return value
     if not isinstance(value, str):
         return value
@@ -474,7 +477,10 @@ def coerce_value(value: Any, kind: mb.Coercion) -> Any:
         result = float(text)
         return _number(result) if math.isfinite(result) else value
     if kind == "integer" and _INTEGER.fullmatch(text):
-        return int(text)
+        try:
+            return int(text)
+        except ValueError:  # past Python's digit limit (4,300): left as the client sent it
+            return value
     if kind == "boolean" and text.lower() in ("true", "false"):
         return text.lower() == "true"
     if kind == "array" and text.startswith("["):
@@ -522,7 +528,10 @@ def json_number(result: Fraction) -> int | float | None:
     float whose shortest repr is exactly ``result``; None when there is no such number."""
     if result.denominator == 1 and abs(result.numerator) < _INT_LIMIT:
         return result.numerator
-    as_float = result.numerator / result.denominator
+    try:
+        as_float = result.numerator / result.denominator
+    except OverflowError:  # beyond any float: no JSON number says it exactly
+        return None
     if math.isfinite(as_float) and Fraction(repr(as_float)) == result:
         return as_float
     return None

@@ -12,10 +12,9 @@ import os
 import sys
 from typing import Annotated, Any, NoReturn, Optional
 
-import click
 import typer
 
-from bridge_rules.cli.style import CHOICES, paint, set_mode
+from bridge_rules.cli.style import Color, paint, set_mode
 from bridge_rules.diagnostics import EXIT_INTERNAL, EXIT_USAGE
 
 app = typer.Typer(
@@ -44,17 +43,35 @@ def _root(
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
     ),
-    color: str = typer.Option(
-        "auto",
-        "--color",
-        click_type=click.Choice(CHOICES),
-        help="Colour severities: auto (on a terminal, unless NO_COLOR is set; FORCE_COLOR "
-        "forces it), always or never.",
-    ),
+    color: Annotated[
+        Color,
+        typer.Option(
+            "--color",
+            help="Colour severities: auto (on a terminal, unless NO_COLOR is set; FORCE_COLOR "
+            "forces it), always or never.",
+        ),
+    ] = Color.auto,
+    pins: Annotated[
+        Optional[list[str]],  # noqa: UP045 - typer needs Optional on 3.10
+        typer.Option(help="A directory of pins, searched first; repeat. See docs/pins.md."),
+    ] = None,
+    allow_outside: Annotated[
+        bool,
+        typer.Option(
+            "--allow-outside",
+            help="Let `extends` reach files outside the directory tree of the file that names "
+            "them (also BRIDGE_RULES_ALLOW_OUTSIDE=1).",
+        ),
+    ] = False,
 ) -> None:
     """Declarative rules that translate agent tool names and arguments to and from Claude Code's
     canonical tools."""
-    set_mode(color)
+    from bridge_rules.compose import set_allow_outside
+    from bridge_rules.pins import use_dirs
+
+    set_mode(color.value)
+    use_dirs(pins or [])
+    set_allow_outside(allow_outside)
 
 
 # The `--rules` option every command that loads rules shares.
@@ -70,18 +87,17 @@ RulesOption = Annotated[
 ]
 
 
-def _color_option(value: str | None) -> None:
+def _color_option(value: Color | None) -> None:
     if value is not None:
-        set_mode(value)
+        set_mode(value.value)
 
 
 # `--color` after a command too (`bridge-rules lint --color never`), for the commands that
 # print severities; it overrides the one before the command.
 ColorOption = Annotated[
-    Optional[str],  # noqa: UP045 - typer needs Optional on 3.10
+    Optional[Color],  # noqa: UP045 - typer needs Optional on 3.10
     typer.Option(
         "--color",
-        click_type=click.Choice(CHOICES),
         callback=_color_option,
         expose_value=False,
         help="Colour: auto (a terminal without NO_COLOR; FORCE_COLOR forces it), always, never.",
@@ -137,6 +153,7 @@ COMMAND_MODULES = (
     "drift_cmd",
     "transform_cmd",
     "serve_cmd",
+    "pin_cmd",
 )
 
 

@@ -30,7 +30,8 @@ RegisteredOption = Annotated[
     Optional[str],  # noqa: UP045 - typer needs Optional on 3.10
     typer.Option(
         help="Comma-separated local tool names the client has (default: every name the rules "
-        "know). The proxy uses the request's own tools."
+        "know). The proxy uses the request's own tools.",
+        metavar="NAME,...",
     ),
 ]
 PrettyOption = Annotated[bool, typer.Option("--pretty", help="Indent the JSON output.")]
@@ -47,25 +48,31 @@ def _open(path: str) -> IO[bytes]:
 
 
 def _read_json(path: str) -> Any:
-    import orjson
+    """The payload, exactly: integers of any size and any depth (``bridge_rules.jsonio``)."""
+    from bridge_rules import jsonio
 
     with _open(path) as handle:
         raw = handle.read()
     try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
+        return jsonio.loads(raw)
+    except (jsonio.JSONDecodeError, RecursionError) as exc:
         where = "<stdin>" if path == "-" else path
-        sys.stderr.write(
-            f"{where}:{exc.lineno}:{exc.colno}: error[BR501] invalid JSON: {exc.msg}\n"
-        )
+        line, col = getattr(exc, "lineno", 1), getattr(exc, "colno", 1)
+        reason = getattr(exc, "msg", None) or "nested too deeply"
+        sys.stderr.write(f"{where}:{line}:{col}: error[BR501] invalid JSON: {reason}\n")
         raise typer.Exit(EXIT_USAGE) from None
 
 
 def _write_json(value: Any, pretty: bool) -> None:
     import orjson
 
-    option = orjson.OPT_INDENT_2 if pretty else 0
-    sys.stdout.buffer.write(orjson.dumps(value, option=option) + b"\n")
+    from bridge_rules import jsonio
+
+    try:
+        data = orjson.dumps(value, option=orjson.OPT_INDENT_2) if pretty else jsonio.dumps(value)
+    except TypeError:  # a big integer or a depth orjson refuses: exact, but not indented
+        data = jsonio.dumps(value)
+    sys.stdout.buffer.write(data + b"\n")
     sys.stdout.buffer.flush()
 
 
@@ -75,7 +82,7 @@ def outbound(
     rules: RulesOption = None,
     model: Annotated[
         Optional[str],  # noqa: UP045
-        typer.Option(help="Model id for the gate (default: the payload's 'model')."),
+        typer.Option(help="Model id for the gate (default: the payload's 'model').", metavar="ID"),
     ] = None,
     pretty: PrettyOption = False,
     summary: Annotated[

@@ -15,6 +15,7 @@ it without hiding anything in the files built on top of it.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -123,7 +124,22 @@ def run_checks(runtime: Runtime, pin: Pin | None) -> list[Diagnostic]:
 
 
 def analyse(target: Target, pin: Pin | None = None) -> Analysis:
-    """Load, compile and check one rule set; ``pin`` overrides the files' own Claude Code pin."""
+    """Load, compile and check one rule set; ``pin`` overrides the files' own Claude Code pin.
+
+    The cyclic garbage collector is paused meanwhile: loading builds hundreds of
+    thousands of objects that all stay alive, and each collection would scan them
+    again (a quarter of the time of a 100,000-entry table). It runs again after.
+    """
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _analyse(target, pin)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _analyse(target: Target, pin: Pin | None) -> Analysis:
     refs = list(target) if isinstance(target, Sequence) and not isinstance(target, str) else target
     source = load_sources(refs)
     if pin is not None:

@@ -15,6 +15,11 @@ from dataclasses import dataclass
 from typing import Any
 
 _STATEMENT_SEPARATORS = {";", "&", "\n"}
+# bashlex is a pure-Python parser: a long or deeply substituted command costs it
+# seconds. Commands a model writes are short; past these bounds nothing is stripped
+# (the command runs as written, which is what a missing rule would do too).
+MAX_COMMAND_CHARS = 4096
+MAX_SUBSTITUTIONS = 32
 
 
 @dataclass(frozen=True)
@@ -48,7 +53,15 @@ def _command_name(command: Any) -> str | None:
 
 
 def strip_extractors(command: str, extractors: Collection[str]) -> Stripped | None:
-    """The command without its trailing extractors, or None when nothing is stripped."""
+    """The command without its trailing extractors, or None when nothing is stripped.
+
+    None as well for a command longer than ``MAX_COMMAND_CHARS`` or with more than
+    ``MAX_SUBSTITUTIONS`` command substitutions: parsing it would take too long.
+    """
+    if len(command) > MAX_COMMAND_CHARS or (
+        command.count("$(") + command.count("`") > MAX_SUBSTITUTIONS
+    ):
+        return None
     try:
         import bashlex
 

@@ -7,15 +7,18 @@ so argument bindings live in one place. The public facade forwards to them:
 ``eng.inbound_stream_async``; the proxy calls them directly.
 """
 
+from bridge_rules.transform.cached import OutboundBytes, rewrite_outbound_bytes
 from bridge_rules.transform.inbound import rewrite_message
 from bridge_rules.transform.outbound import OutboundResult, rewrite_outbound
 from bridge_rules.transform.sse import StreamRewriter, rewrite_stream, rewrite_stream_async
 
 __all__ = [
+    "OutboundBytes",
     "OutboundResult",
     "StreamRewriter",
     "rewrite_message",
     "rewrite_outbound",
+    "rewrite_outbound_bytes",
     "rewrite_stream",
     "rewrite_stream_async",
 ]

@@ -8,7 +8,7 @@ it, so callers treat both as read-only below the top level.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,21 +19,27 @@ from bridge_rules.textplan import API, Plan
 _UNTYPED = ("", "custom")
 
 
-@dataclass
-class OutboundResult:
-    """A rewritten request and what the way back needs to know about it.
+@dataclass(kw_only=True)
+class Outcome:
+    """What the way back needs to know about a rewritten request.
 
     ``registered`` are the local names of the tools that were sent (after
     filters); the proxy hands them to ``inbound`` for the response, which keeps
     the reverse map scoped to this request's own tools.
     """
 
-    payload: Any
     renames: dict[str, str] = field(default_factory=dict)
     gate_open: bool = False
     registered: list[str] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
     gate_reason: str = ""
+
+
+@dataclass
+class OutboundResult(Outcome):
+    """A rewritten request (``payload``, sharing unchanged parts with the input) and its outcome."""
+
+    payload: Any
 
 
 def _is_typed(tool: Mapping[str, Any]) -> bool:
@@ -50,7 +56,7 @@ def _filtered(name: str, plan: Plan, direct: set[str]) -> bool:
     return False
 
 
-class _Rewriter:
+class Rewriter:
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
         self.plan = rt.plan
@@ -83,12 +89,13 @@ class _Rewriter:
             }
         out: list[Any] = []
         changed = False
+        filters = plan.filters_tools
         for tool in tools:
             name = tool.get("name") if isinstance(tool, dict) else None
             if not isinstance(name, str):
                 out.append(tool)
                 continue
-            if plan.filters_tools and _filtered(name, plan, direct):
+            if filters and _filtered(name, plan, direct):
                 self.dropped.append(name)
                 changed = True
                 continue
@@ -171,6 +178,28 @@ class _Rewriter:
                 out[i] = new_message
         return out
 
+    def run_alone(
+        self, messages: list[Any]
+    ) -> tuple[list[Any] | None, tuple[tuple[str, str], ...]]:
+        """Messages rewritten (None: unchanged) and the renames they bring on their own.
+
+        The renames also join this request's, in order; the cache stores the run's own.
+        """
+        shared, self.renames = self.renames, {}
+        try:
+            out = self.messages(messages)
+            own = tuple(self.renames.items())
+        finally:
+            self.renames = shared
+        for name, wire in own:
+            shared.setdefault(name, wire)
+        return out, own
+
+    def add_renames(self, renames: tuple[tuple[str, str], ...]) -> None:
+        """Renames a cached message brought, in the order the uncached walk would add them."""
+        for name, wire in renames:
+            self.renames.setdefault(name, wire)
+
     def tool_choice(self, choice: Any) -> tuple[bool, Any]:
         """(keep, value): a forced choice of a dropped tool cannot be honoured."""
         if not isinstance(choice, dict) or choice.get("type") != "tool":
@@ -216,6 +245,10 @@ def _tool_names(tools: Any) -> list[str]:
     return [t["name"] for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)]
 
 
+MessagesStep = Callable[["Rewriter", list[Any]], "list[Any] | None"]
+"""How the ``messages`` array is rewritten: the plain walk, or the cache's (transform.cached)."""
+
+
 def rewrite_outbound(
     rt: Runtime,
     payload: Any,
@@ -223,6 +256,17 @@ def rewrite_outbound(
     env: Mapping[str, str] | None = None,
 ) -> OutboundResult:
     """Gate, filter and rewrite a request body; never raises on its shape."""
+    return rewrite_with(rt, payload, model, env, Rewriter.messages)
+
+
+def rewrite_with(
+    rt: Runtime,
+    payload: Any,
+    model: str | None,
+    env: Mapping[str, str] | None,
+    messages_step: MessagesStep,
+) -> OutboundResult:
+    """:func:`rewrite_outbound` with the ``messages`` step supplied (same order of effects)."""
     if not isinstance(payload, dict):
         return OutboundResult(payload, gate_reason="the payload is not a JSON object")
     model_id = model if model is not None else payload.get("model")
@@ -235,7 +279,7 @@ def rewrite_outbound(
             gate_reason=decision.reason,
         )
     plan = rt.plan
-    rw = _Rewriter(rt)
+    rw = Rewriter(rt)
     out = dict(payload)
     tools = payload.get("tools")
     if isinstance(tools, list):
@@ -250,7 +294,7 @@ def rewrite_outbound(
             out["tool_choice"] = choice
     messages = payload.get("messages")
     if isinstance(messages, list):
-        new_messages = rw.messages(messages)
+        new_messages = messages_step(rw, messages)
         if new_messages is not None:
             out["messages"] = new_messages
     if plan.system_ops and "system" in payload:

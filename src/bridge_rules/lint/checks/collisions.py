@@ -33,6 +33,8 @@ def collisions(ctx: LintContext) -> Iterator[Diagnostic]:
 def renamed_onto_pass_through(ctx: LintContext) -> Iterator[Diagnostic]:
     """A renaming entry targets a name the rules list as passing through unchanged."""
     resolver = ctx.runtime.resolver
+    if not any(s.kind in ("canonical", "passthrough") for s in ctx.rules.stages):
+        return  # nothing passes through, so nothing can be sent twice
     for entry in written_entries(ctx.rules):
         if not entry.renames or entry.wire == entry.key:
             continue

@@ -8,12 +8,12 @@ loser, with the winner's location as related information.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 
 from bridge_rules.diagnostics import Diagnostic, Related, warning
 from bridge_rules.lint.entries import Entry, written_entries
 from bridge_rules.lint.registry import LintContext, check
-from bridge_rules.stages import CompiledStage, Hit, PrefixStage
+from bridge_rules.stages import CompiledStage, PrefixStage
 
 
 def _spellings(entry: Entry) -> list[str]:
@@ -21,14 +21,6 @@ def _spellings(entry: Entry) -> list[str]:
     if entry.table.case == "exact":
         return [entry.key]
     return list(dict.fromkeys([entry.key, entry.key.lower(), entry.key.upper()]))
-
-
-def _earlier_hit(stages: Sequence[CompiledStage], name: str) -> tuple[CompiledStage, Hit] | None:
-    for stage in stages:
-        hit = stage.match(name)
-        if hit is not None:
-            return stage, hit
-    return None
 
 
 def label(stage: CompiledStage) -> str:
@@ -60,13 +52,13 @@ def unreachable_stages(ctx: LintContext) -> Iterator[Diagnostic]:
 @check("shadowed-entries", codes=("BR303",))
 def shadowed_entries(ctx: LintContext) -> Iterator[Diagnostic]:
     """Table entries every spelling of which an earlier stage already decides."""
-    stages = ctx.rules.stages
+    resolver = ctx.runtime.resolver
     last = _catch_all(ctx)
     for entry in written_entries(ctx.rules):
         index = entry.stage.index
-        if last is not None and index > last:
-            continue  # the whole stage is reported as unreachable
-        hits = [_earlier_hit(stages[:index], s) for s in _spellings(entry)]
+        if index == 0 or (last is not None and index > last):
+            continue  # nothing comes before it, or the whole stage is reported as unreachable
+        hits = [resolver.first_hit(s, index) for s in _spellings(entry)]
         if not hits or any(h is None for h in hits):
             continue
         stage, hit = hits[0]  # type: ignore[misc]

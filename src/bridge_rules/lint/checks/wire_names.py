@@ -53,6 +53,8 @@ def written_wire_names(ctx: LintContext) -> Iterator[Diagnostic]:
 def prefixed_names(ctx: LintContext) -> Iterator[Diagnostic]:
     """Known local tools that a prefix stage turns into names the API rejects."""
     resolver = ctx.runtime.resolver
+    if not any(isinstance(s, PrefixStage) for s in ctx.rules.stages):
+        return  # no prefix stage, no prefixed names
     for local, span in local_spans(ctx.rules).items():
         out = resolver.outbound(local)
         stage = out.stage

@@ -1,0 +1,128 @@
+"""``python benchmarks/bench_rules_scale.py``: load and lint time against the size of a rule set.
+
+One alias table of N entries (and, in a second table, N stages of one entry each)
+is loaded with ``bridge_rules.load()`` and linted with every check and the text
+reporter. Each row gives seconds (best of a few runs, wall clock and CPU), the
+CPU cost per entry, and two CPU-time ratios measured in the same run, so they
+mean the same on any machine and on a busy one:
+
+* ``vs floor``: against orjson parsing the same table written as JSON, the least
+  any loader does with it;
+* ``vs first``: the per-entry cost against the smallest size of the same kind;
+  a flat column is linear time.
+
+``--quick`` stops at 10,000 entries. Issue 13's targets (100,000 alias entries:
+load under 2 s, lint under 5 s, on the project's 2-core machine) are checked
+against CPU time, with the wall clock beside it: on an idle machine the two
+agree; on a shared one the wall clock also counts other processes' turns.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import io
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import orjson
+
+ALIAS_SIZES = (1_000, 10_000, 50_000, 100_000)
+STAGE_SIZES = (100, 1_000, 5_000)
+TARGETS = {("aliases", 100_000): (2.0, 5.0)}  # (load, lint) seconds
+
+
+def alias_table(n: int) -> tuple[str, bytes]:
+    entries = [(f"tool_{i}", f"Wire_{i}") for i in range(n)]
+    lines = ["bridge-rules: 1", "names:", "  - kind: aliases", "    map:"]
+    lines += [f"      {k}: {v}" for k, v in entries]
+    return "\n".join(lines) + "\n", orjson.dumps({"names": [{"map": dict(entries)}]})
+
+
+def stage_list(n: int) -> tuple[str, bytes]:
+    stages = [{"kind": "aliases", "id": f"s{i}", "map": {f"t{i}": f"W{i}"}} for i in range(n)]
+    lines = ["bridge-rules: 1", "names:"]
+    lines += [f"  - {{kind: aliases, id: s{i}, map: {{t{i}: W{i}}}}}" for i in range(n)]
+    return "\n".join(lines) + "\n", orjson.dumps({"names": stages})
+
+
+def best(fn: Callable[[], object], runs: int) -> tuple[float, float]:
+    """(wall, cpu) seconds of the fastest of ``runs`` calls."""
+    results = []
+    for _ in range(runs):
+        gc.collect()
+        wall, cpu = time.perf_counter(), time.process_time()
+        fn()
+        results.append((time.perf_counter() - wall, time.process_time() - cpu))
+    return min(results)
+
+
+def lint_once(path: Path) -> None:
+    from bridge_rules.lint.runner import lint
+    from bridge_rules.reporters import Summary, get
+
+    report = lint([path])
+    diags = report.diagnostics
+    get("text")(diags, Summary(1, len(diags), 0, 0, report.suppressed), io.StringIO())
+
+
+def load_once(path: Path) -> None:
+    import bridge_rules
+
+    bridge_rules.load(path)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="stop at 10,000 entries")
+    args = parser.parse_args()
+    limit = 10_000 if args.quick else None
+    kinds = [("aliases", alias_table, ALIAS_SIZES), ("stages", stage_list, STAGE_SIZES)]
+    out = sys.stdout
+    out.write(
+        f"{'rule set':<18}{'floor cpu':>10}{'load s':>9}{'cpu':>7}{'µs/entry':>10}"
+        f"{'vs floor':>10}{'vs first':>10}{'lint s':>9}{'cpu':>7}{'vs first':>10}\n"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        for kind, make, sizes in kinds:
+            first_load = first_lint = 0.0
+            for n in sizes:
+                if limit is not None and n > limit:
+                    continue
+                text, as_json = make(n)
+                path = Path(tmp) / f"{kind}-{n}.yaml"
+                path.write_text(text, encoding="utf-8")
+                runs = 3 if n >= 50_000 else 5
+                _, floor = best(lambda data=as_json: orjson.loads(data), runs)
+                floor = max(floor, 1e-9)
+                load, load_cpu = best(lambda p=path: load_once(p), runs)
+                lint, lint_cpu = best(lambda p=path: lint_once(p), runs)
+                per_load, per_lint = load_cpu / n, lint_cpu / n
+                first_load = first_load or per_load
+                first_lint = first_lint or per_lint
+                out.write(
+                    f"{kind + ' ' + format(n, ','):<18}{floor:>10.3f}{load:>9.2f}{load_cpu:>7.2f}"
+                    f"{per_load * 1e6:>10.1f}{load_cpu / floor:>10.0f}"
+                    f"{per_load / first_load:>10.2f}"
+                    f"{lint:>9.2f}{lint_cpu:>7.2f}{per_lint / first_lint:>10.2f}\n"
+                )
+                target = TARGETS.get((kind, n))
+                if target is not None:
+                    verdict = [
+                        f"{what} {cpu:.2f} s CPU ({wall:.2f} s wall) "
+                        f"{'<' if cpu < want else '>='} {want:g} s"
+                        for what, cpu, wall, want in (
+                            ("load", load_cpu, load, target[0]),
+                            ("lint", lint_cpu, lint, target[1]),
+                        )
+                    ]
+                    out.write(f"  issue 13 target: {'; '.join(verdict)}\n")
+                out.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

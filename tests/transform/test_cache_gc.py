@@ -1,0 +1,70 @@
+"""``gcpause``: reentrant, shared by threads, and never turns on a collector it did not turn off."""
+
+from __future__ import annotations
+
+import gc
+import threading
+
+from bridge_rules.gcpause import freeze_loaded, pause_enabled, paused
+
+
+def test_nested_blocks_restore_the_collector_once() -> None:
+    assert gc.isenabled()
+    with paused():
+        assert not gc.isenabled()
+        with paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with paused(enabled=False):
+        assert gc.isenabled()
+
+
+def test_a_collector_the_program_disabled_stays_disabled() -> None:
+    gc.disable()
+    try:
+        with paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_the_last_thread_out_turns_it_back_on() -> None:
+    inside, release = threading.Barrier(3), threading.Event()
+    seen: list[bool] = []
+
+    def request() -> None:
+        with paused():
+            inside.wait()
+            release.wait()
+        seen.append(gc.isenabled())
+
+    threads = [threading.Thread(target=request) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    inside.wait()
+    assert not gc.isenabled()
+    release.set()
+    for thread in threads:
+        thread.join()
+    assert gc.isenabled()
+    assert len(seen) == 2
+
+
+def test_an_exception_inside_still_restores() -> None:
+    try:
+        with paused():
+            raise RuntimeError("boom")
+    except RuntimeError:
+        pass
+    assert gc.isenabled()
+
+
+def test_switch_and_freeze() -> None:
+    assert pause_enabled({}) is True
+    assert pause_enabled({"BRIDGE_RULES_GC_PAUSE": "0"}) is False
+    assert pause_enabled({"BRIDGE_RULES_GC_PAUSE": "off"}) is False
+    freeze_loaded()
+    assert gc.get_freeze_count() > 0
+    gc.unfreeze()
