@@ -39,6 +39,8 @@ def _check(options: dict[str, Any]) -> None:
     for name in ("workers", "max_body_bytes", "max_headers", "max_header_bytes"):
         if options[name] < 1:
             fail(f"--{name.replace('_', '-')} must be at least 1")
+    if options["outbound_cache_mb"] < 0:
+        fail("--outbound-cache-mb must be 0 (off) or more")
     if options["max_sse_event_bytes"] < 1:
         fail("--max-sse-event-bytes must be at least 1")
     for name in ("timeout", "body_timeout"):
@@ -112,6 +114,14 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
             "error event."
         ),
     ] = 16 * MiB,
+    outbound_cache_mb: Annotated[
+        int,
+        typer.Option(
+            help="Megabytes of rewritten messages kept per worker, so a request that resends "
+            "the conversation only rewrites its new messages; 0 turns the cache off.",
+            metavar="MB",
+        ),
+    ] = 64,
     debug_log: Annotated[
         Optional[str],  # noqa: UP045 - typer needs Optional on 3.10
         typer.Option(help="Append a JSON line per request (credentials redacted) to this file."),
@@ -170,6 +180,7 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
         max_header_bytes=max_header_bytes,
         body_timeout=body_timeout,
         max_sse_event_bytes=max_sse_event_bytes,
+        outbound_cache_mb=outbound_cache_mb,
     )
     problem = bind_problem(host, port)
     if problem is not None:

@@ -17,15 +17,15 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from bridge_rules import jsonio
+from bridge_rules.gcpause import freeze_loaded, paused
 from bridge_rules.proxy.body import ClientGone, check_headers, parse_payload, read_body
 from bridge_rules.proxy.config import ProxyConfig
 from bridge_rules.proxy.errors import ProxyError, UpstreamAborted
 from bridge_rules.proxy.forward import Exchange, forward
-from bridge_rules.proxy.gcpause import freeze_loaded, paused_gc
 from bridge_rules.proxy.obs import AccessRecord, DebugLog, configure_logging, omit_text
 from bridge_rules.proxy.ops import OpsApp, with_ops
 from bridge_rules.proxy.reply import JSON, Message, Receive, Reply, Send
-from bridge_rules.proxy.rewrite import Rewriter, RuntimeRewriter
+from bridge_rules.proxy.rewrite import Rewriter, RuntimeRewriter, body_rewriter
 from bridge_rules.proxy.upstream import Upstream
 from bridge_rules.runtime import Runtime
 
@@ -43,7 +43,7 @@ async def healthz(ex: Exchange) -> None:
 
 class ProxyApp:
     def __init__(self, rewriter: Rewriter, config: ProxyConfig) -> None:
-        self.rewriter = rewriter
+        self.rewriter = body_rewriter(rewriter)
         self.config = config
         self.upstream = Upstream(config)
         self.debug = DebugLog(config.debug_log, config.log_prompts) if config.debug_log else None
@@ -120,14 +120,15 @@ class ProxyApp:
         await self._until_disconnect(work, receive, ex.reply.record)
 
     def _outbound(self, ex: Exchange) -> None:
-        with paused_gc():
-            payload = parse_payload(ex.body)
-            model = payload.get("model")
+        with paused():
+            body = ex.body
+            if body.lstrip()[:1] != b"{":
+                parse_payload(body)  # the precise 400: empty, not JSON, or not an object
             record = ex.reply.record
-            record.model = model if isinstance(model, str) else None
-            record.stream = payload.get("stream") is True
             try:
-                result = self.rewriter.outbound(payload, record.model)
+                result = self.rewriter.outbound_body(body)
+            except jsonio.JSONDecodeError as exc:
+                raise ProxyError(400, f"request body is not valid JSON: {exc}") from None
             except RecursionError:
                 raise ProxyError(
                     400, "request body is nested too deeply for bridge-rules to rewrite"
@@ -137,12 +138,15 @@ class ProxyApp:
                 raise ProxyError(
                     500, f"bridge-rules could not rewrite the request ({type(exc).__name__})"
                 ) from None
+            model = result.fields.get("model")
+            record.model = model if isinstance(model, str) else None
+            record.stream = result.fields.get("stream") is True
             record.gate = result.gate_open
             record.renames = dict(result.renames)
             if self.debug is not None:
-                ex.debug["request_body"] = self.debug.body(payload)
+                ex.debug["request_body"] = self.debug.body(jsonio.loads(body))
                 if result.gate_open:
-                    ex.debug["upstream_body"] = self.debug.body(result.payload)
+                    ex.debug["upstream_body"] = self.debug.body(jsonio.loads(result.body))
             ex.rewritten(result)
 
     async def _until_disconnect(
@@ -185,6 +189,10 @@ def create_app(
             from bridge_rules.ruleset import load_runtime
 
             runtime = load_runtime(list(config.rules) or None)
+        runtime.message_cache.configure(
+            enabled=config.outbound_cache_mb > 0,
+            max_bytes=max(config.outbound_cache_mb, 1) * 1024 * 1024,
+        )
         rewriter = RuntimeRewriter(runtime)
     return ProxyApp(rewriter, config)
 

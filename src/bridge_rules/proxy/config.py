@@ -12,6 +12,7 @@ DEFAULT_MAX_HEADERS = 100
 DEFAULT_MAX_HEADER_BYTES = 64 * 1024
 DEFAULT_BODY_TIMEOUT = 60.0
 DEFAULT_MAX_SSE_EVENT = 16 * 1024 * 1024
+DEFAULT_OUTBOUND_CACHE_MB = 64
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,7 @@ class ProxyConfig:
     max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES  # names + values; more: 431
     body_timeout: float = DEFAULT_BODY_TIMEOUT  # seconds to receive a request body: else 408
     max_sse_event_bytes: int = DEFAULT_MAX_SSE_EVENT  # one event of a rewritten stream
+    outbound_cache_mb: int = DEFAULT_OUTBOUND_CACHE_MB  # rewritten messages kept; 0: off
 
     @property
     def base(self) -> str:

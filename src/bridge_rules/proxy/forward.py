@@ -15,12 +15,12 @@ from urllib.parse import parse_qsl
 import aiohttp
 
 from bridge_rules import jsonio
+from bridge_rules.gcpause import paused
 from bridge_rules.proxy.errors import ProxyError, UpstreamAborted, sse_error_event
-from bridge_rules.proxy.gcpause import paused_gc
 from bridge_rules.proxy.headers import filter_headers, is_secret, redact, request_headers
 from bridge_rules.proxy.obs import DebugLog
 from bridge_rules.proxy.reply import Message, Reply
-from bridge_rules.proxy.rewrite import OutboundLike, Rewriter
+from bridge_rules.proxy.rewrite import BodyOutcome, Rewriter
 from bridge_rules.proxy.stream import EventTooLarge, StreamWatch, capped_events
 from bridge_rules.proxy.upstream import READ_ERRORS, Upstream, read_fault
 
@@ -42,12 +42,12 @@ class Exchange:
     registered: list[str] = field(default_factory=list)
     debug: dict[str, Any] = field(default_factory=dict)
 
-    def rewritten(self, result: OutboundLike) -> None:
+    def rewritten(self, result: BodyOutcome) -> None:
         """Take the outcome of the outbound rewrite (called with the collector paused)."""
         self.registered = result.registered
         if result.gate_open:
             self.rewriting = True
-            self.body = jsonio.dumps(result.payload)
+            self.body = result.body
 
     def debug_record(self) -> dict[str, Any]:
         rec = self.reply.record
@@ -141,7 +141,7 @@ async def _message(
     except READ_ERRORS as exc:
         status = 502 if isinstance(exc, aiohttp.ClientPayloadError) else 504
         raise ProxyError(status, read_fault(exc, upstream.config.timeout)) from None
-    with paused_gc():
+    with paused():
         try:
             message = jsonio.loads(data)
         except jsonio.JSONDecodeError:

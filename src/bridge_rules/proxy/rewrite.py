@@ -3,20 +3,48 @@
 The proxy calls the transform layer directly with the Runtime it was given (no
 facade in between). :class:`Rewriter` is the seam its mechanics tests replace
 with a double that rewrites visibly.
+
+Request bodies go through :meth:`BodyRewriter.outbound_body`: bytes in, bytes out.
+Over a Runtime that is the conversation-aware path
+(:func:`~bridge_rules.transform.rewrite_outbound_bytes`), which reuses the
+messages earlier requests already sent and only parses what is new; a double
+that only rewrites parsed payloads is adapted by :func:`body_rewriter`.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol
 
+from bridge_rules import jsonio
 from bridge_rules.runtime import Runtime
-from bridge_rules.transform import rewrite_message, rewrite_outbound, rewrite_stream_async
+from bridge_rules.transform import (
+    rewrite_message,
+    rewrite_outbound,
+    rewrite_outbound_bytes,
+    rewrite_stream_async,
+)
 
 
 class OutboundLike(Protocol):
     @property
     def payload(self) -> Any: ...
+    @property
+    def renames(self) -> Mapping[str, str]: ...
+    @property
+    def gate_open(self) -> bool: ...
+    @property
+    def registered(self) -> list[str]: ...
+
+
+class BodyOutcome(Protocol):
+    """A rewritten request body and what the proxy records of it."""
+
+    @property
+    def body(self) -> bytes: ...
+    @property
+    def fields(self) -> Mapping[str, Any]: ...  # top-level fields other than messages
     @property
     def renames(self) -> Mapping[str, str]: ...
     @property
@@ -33,6 +61,53 @@ class Rewriter(Protocol):
     ) -> AsyncIterator[bytes]: ...
 
 
+class BodyRewriter(Rewriter, Protocol):
+    def outbound_body(self, body: bytes) -> BodyOutcome:
+        """Rewrite a request body that starts with ``{``; raises ``jsonio.JSONDecodeError``
+        when it is not valid JSON."""
+        ...
+
+
+@dataclass(frozen=True)
+class _Parsed:
+    body: bytes
+    fields: Mapping[str, Any]
+    renames: Mapping[str, str]
+    gate_open: bool
+    registered: list[str]
+
+
+class _ParsedPath:
+    """A :class:`Rewriter` without a bytes path, given one: parse, rewrite, serialise."""
+
+    def __init__(self, rewriter: Rewriter) -> None:
+        self.rewriter = rewriter
+
+    def outbound(self, payload: dict[str, Any], model: str | None) -> OutboundLike:
+        return self.rewriter.outbound(payload, model)
+
+    def inbound(self, message: dict[str, Any], registered: list[str]) -> Any:
+        return self.rewriter.inbound(message, registered)
+
+    def stream(self, chunks: AsyncIterator[bytes], registered: list[str]) -> AsyncIterator[bytes]:
+        return self.rewriter.stream(chunks, registered)
+
+    def outbound_body(self, body: bytes) -> BodyOutcome:
+        payload = jsonio.loads(body)
+        fields = {k: v for k, v in payload.items() if k != "messages"}
+        model = payload.get("model")
+        result = self.rewriter.outbound(payload, model if isinstance(model, str) else None)
+        out = jsonio.dumps(result.payload) if result.gate_open else body
+        return _Parsed(out, fields, result.renames, result.gate_open, result.registered)
+
+
+def body_rewriter(rewriter: Rewriter) -> BodyRewriter:
+    """``rewriter`` itself when it has a bytes path, else adapted to one."""
+    if hasattr(rewriter, "outbound_body"):
+        return rewriter  # type: ignore[return-value]
+    return _ParsedPath(rewriter)
+
+
 class RuntimeRewriter:
     """:class:`Rewriter` over a compiled :class:`~bridge_rules.runtime.Runtime`."""
 
@@ -47,3 +122,9 @@ class RuntimeRewriter:
 
     def stream(self, chunks: AsyncIterator[bytes], registered: list[str]) -> AsyncIterator[bytes]:
         return rewrite_stream_async(self.runtime, chunks, registered)
+
+    def outbound_body(self, body: bytes) -> BodyOutcome:
+        # The caller pauses the collector around the whole synchronous stretch.
+        return rewrite_outbound_bytes(
+            self.runtime, body, loads=jsonio.loads, dumps=jsonio.dumps, gc_pause=False
+        )

@@ -12,8 +12,8 @@ from typing import Any
 
 import uvicorn
 
+from bridge_rules.gcpause import freeze_loaded
 from bridge_rules.proxy.config import ENV_VAR, ProxyConfig
-from bridge_rules.proxy.gcpause import freeze_loaded
 from bridge_rules.proxy.obs import configure_logging
 
 UVICORN_OPTIONS: dict[str, Any] = {
