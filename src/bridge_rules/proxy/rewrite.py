@@ -27,9 +27,9 @@ from bridge_rules.transform import (
 )
 
 
-class OutboundLike(Protocol):
-    @property
-    def payload(self) -> Any: ...
+class Outcome(Protocol):
+    """What the proxy records of an outbound rewrite."""
+
     @property
     def renames(self) -> Mapping[str, str]: ...
     @property
@@ -38,19 +38,18 @@ class OutboundLike(Protocol):
     def registered(self) -> list[str]: ...
 
 
-class BodyOutcome(Protocol):
-    """A rewritten request body and what the proxy records of it."""
+class OutboundLike(Outcome, Protocol):
+    @property
+    def payload(self) -> Any: ...
+
+
+class BodyOutcome(Outcome, Protocol):
+    """A rewritten request body, serialised."""
 
     @property
     def body(self) -> bytes: ...
     @property
     def fields(self) -> Mapping[str, Any]: ...  # top-level fields other than messages
-    @property
-    def renames(self) -> Mapping[str, str]: ...
-    @property
-    def gate_open(self) -> bool: ...
-    @property
-    def registered(self) -> list[str]: ...
 
 
 class Rewriter(Protocol):
