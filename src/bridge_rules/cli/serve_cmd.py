@@ -71,8 +71,20 @@ def _read_config(ctx: typer.Context, param: Any, value: str | None) -> None:
         if name not in names:
             hint = did_you_mean(str(key), known) or f"known: {', '.join(known)}"
             fail(f"--config {value}: unknown option '{key}'; {hint}")
-        defaults[name] = setting
+        defaults[name] = _setting(value, str(key), setting, multiple=names[name].multiple)
     ctx.default_map = {**(ctx.default_map or {}), **defaults}
+
+
+def _setting(path: str, key: str, setting: Any, multiple: bool) -> Any:
+    """A value from the file as the option takes it: a scalar, or for a repeatable option
+    (``rules``) a scalar or a list of them; anything else exits 2 (never a TypeError later)."""
+    scalar = (str, int, float, bool)
+    if isinstance(setting, scalar):
+        return [setting] if multiple else setting
+    if multiple and isinstance(setting, list) and all(isinstance(v, scalar) for v in setting):
+        return setting
+    shape = "a list of values" if multiple else "one value"
+    return fail(f"--config {path}: '{key}' takes {shape}, got {type(setting).__name__}")
 
 
 @app.command(context_settings={"auto_envvar_prefix": ENV_PREFIX})

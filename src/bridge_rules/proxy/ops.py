@@ -25,15 +25,19 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import importlib
 import re
 import socket
 import time
 import uuid
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram
 from prometheus_client.exposition import generate_latest
+from prometheus_client.metrics_core import CounterMetricFamily, Metric
+from prometheus_client.registry import Collector
 
 from bridge_rules.proxy.obs import CURRENT_REQUEST, AccessRecord, RequestContext
 
@@ -117,6 +121,8 @@ class Metrics:
             registry=self.registry,
         )
 
+        self.registry.register(UnmappedCollector())
+
     def observe(self, record: AccessRecord) -> None:
         route = _route(record.path)
         self.requests.labels(route, f"{record.status // 100}xx").inc()
@@ -126,6 +132,40 @@ class Metrics:
             self.gate_closed.inc()
         if record.renames:
             self.renames.inc(len(record.renames))
+
+
+UNMAPPED_MODULE = "bridge_rules.transform.unmapped"
+
+
+class UnmappedCollector(Collector):
+    """``bridge_rules_unmapped_inbound_total``: calls whose name nothing maps back.
+
+    The inbound rewrite counts them itself, process-wide (``UNMAPPED`` in
+    ``transform/unmapped.py``, with the ``inbound.unmapped: warn|error`` policy), because a
+    streamed response is rewritten far from the request that sent it. This reads that
+    count at scrape time; where the transform layer has no such counter the metric is
+    left out rather than shown as a 0 nobody counts. Names are not labels: they come from
+    the upstream, so the set is unbounded (the warning in the log names them).
+    """
+
+    def collect(self) -> Iterator[Metric]:
+        counter = _unmapped_counter()
+        total = getattr(counter, "total", None)
+        if isinstance(total, int):
+            yield CounterMetricFamily(
+                "bridge_rules_unmapped_inbound",
+                "Tool calls in responses whose name maps to no registered tool "
+                "(counted under inbound.unmapped: warn or error).",
+                value=total,
+            )
+
+
+def _unmapped_counter() -> object | None:
+    try:  # the transform layer's counter, where this version of it has one
+        module = importlib.import_module(UNMAPPED_MODULE)
+    except ImportError:
+        return None
+    return getattr(module, "UNMAPPED", None)
 
 
 def _route(path: str) -> str:
