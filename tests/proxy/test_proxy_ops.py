@@ -96,7 +96,9 @@ def test_port_from_the_environment_in_use_warns_about_v1_then_exits_2(
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("- upstream\n", "must be a mapping"),
+        ("- upstream\n", "serve.yaml: must be a mapping of option names to values"),
+        ("# nothing set\n", "Missing option '--upstream'"),  # empty: no settings
+        ("{", "serve.yaml:"),
         ("upstream: http://127.0.0.1:1\nport: [1, 2]\n", "'port' takes one value, got list"),
         ("upstream: http://127.0.0.1:1\nnosuch: 1\n", "unknown option 'nosuch'"),
         ("upstream: [unclosed\n", "error"),
@@ -111,6 +113,13 @@ def test_a_bad_config_file_is_one_clear_usage_error(
     err = capsys.readouterr().err
     assert expected in err
     assert "Traceback" not in err
+    assert "rule file" not in err  # not the rule files' wording
+    assert "rule sections" not in err
+
+
+def test_a_missing_config_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert main(["serve", "--config", str(tmp_path / "nope.yaml")]) == 2
+    assert "nope.yaml: no such file" in capsys.readouterr().err
 
 
 def test_unmapped_inbound_calls_are_read_from_the_transform_layer(

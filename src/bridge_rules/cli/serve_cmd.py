@@ -58,8 +58,15 @@ def _read_config(ctx: typer.Context, param: Any, value: str | None) -> None:
 
     doc, diags = read_file(Path(value))  # the rule files' safe, size-limited YAML reader
     errors = [d for d in diags if d.severity is Severity.ERROR]
+    codes = {d.code for d in errors}
+    if codes == {"BR005"}:  # an empty file (or only comments): no settings
+        return
+    if "BR001" in codes:
+        fail(f"--config {value}: no such file")
+    if "BR006" in codes:
+        fail(f"--config {value}: must be a mapping of option names to values (upstream: URL)")
     if doc is None or errors:
-        for diag in errors:
+        for diag in errors:  # YAML syntax and size: located, like a rule file's
             sys.stderr.write(paint(diag.line() + "\n", sys.stderr))
         raise typer.Exit(EXIT_USAGE)
     settings = doc.data
