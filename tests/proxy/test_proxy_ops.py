@@ -13,6 +13,7 @@ import time
 import types
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -177,3 +178,55 @@ def test_the_access_line_holds_no_credentials_or_prompt_text(
     assert {"ts", "method", "path", "status", "ms"} <= record.keys()
     assert secret not in lines[0]
     assert prompt not in lines[0]
+
+
+def test_readiness_is_probed_once_per_cache_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    from bridge_rules.proxy import ops
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    gate = ops.OpsApp(None, f"http://127.0.0.1:{port}")
+    probes = 0
+    real = gate._probe
+
+    async def counted() -> str | None:
+        nonlocal probes
+        probes += 1
+        return await real()
+
+    monkeypatch.setattr(gate, "_probe", counted)
+
+    async def ask(times: int) -> list[str | None]:
+        return await asyncio.gather(*(gate._upstream_problem() for _ in range(times)))
+
+    down = asyncio.run(ask(5))
+    assert probes == 1  # concurrent probers share one connection attempt
+    assert all(answer is not None for answer in down)
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", port))
+        listening.listen()
+        assert asyncio.run(ask(1)) == [down[0]]  # still the cached answer
+        monkeypatch.setattr(ops, "READY_CACHE_SECONDS", 0.0)
+        assert asyncio.run(ask(1)) == [None]
+    assert probes == 2
+
+
+def test_one_request_id_header_even_when_the_upstream_sends_its_own() -> None:
+    import asyncio
+
+    async def app(scope: dict[str, object], receive: object, send: Any) -> None:
+        headers = [(b"x-request-id", b"upstream-id"), (b"request-id", b"req_1")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": b""})
+
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "method": "GET", "path": "/x", "headers": [(b"x-request-id", b"c-1")]}
+    asyncio.run(with_ops(app, "http://127.0.0.1:1")(scope, None, send))
+    assert sent[0]["headers"] == [(b"request-id", b"req_1"), (b"x-request-id", b"c-1")]

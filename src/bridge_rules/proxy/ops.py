@@ -184,6 +184,7 @@ class OpsApp:
         self.upstream = upstream
         self.metrics = Metrics()
         self._ready: tuple[float, str | None] | None = None
+        self._probing = asyncio.Lock()  # one probe at a time; the others wait for its answer
 
     async def __call__(self, scope: Message, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -209,7 +210,10 @@ class OpsApp:
 
         async def send_with_id(message: Message) -> None:
             if message["type"] == "http.response.start":
-                message = {**message, "headers": [*message.get("headers", ()), header]}
+                # One id per response: an upstream's own x-request-id gives way to ours (its
+                # Anthropic-style ``request-id`` passes through untouched).
+                kept = [h for h in message.get("headers", ()) if h[0].lower() != b"x-request-id"]
+                message = {**message, "headers": [*kept, header]}
                 self.metrics.response_start.labels(route).observe(time.perf_counter() - started)
             await send(message)
 
@@ -233,9 +237,14 @@ class OpsApp:
         await _reply(send, status, _JSON, doc, head)
 
     async def _upstream_problem(self) -> str | None:
-        now = time.monotonic()
-        if self._ready is not None and now - self._ready[0] < READY_CACHE_SECONDS:
+        async with self._probing:
+            now = time.monotonic()
+            if self._ready is None or now - self._ready[0] >= READY_CACHE_SECONDS:
+                self._ready = (now, await self._probe())
             return self._ready[1]
+
+    async def _probe(self) -> str | None:
+        """Why a TCP connection to the upstream fails (within CONNECT_TIMEOUT), or None."""
         parts = urlsplit(self.upstream)
         port = parts.port or (443 if parts.scheme == "https" else 80)
         problem: str | None = None
@@ -246,7 +255,6 @@ class OpsApp:
             writer.close()
         except (OSError, asyncio.TimeoutError) as exc:
             problem = str(exc) or type(exc).__name__
-        self._ready = (now, problem)
         return problem
 
 
