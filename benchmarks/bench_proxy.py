@@ -22,6 +22,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -148,17 +149,20 @@ def wait_up(url: str, proc: subprocess.Popen[bytes] | None) -> None:
 @contextmanager
 def started(target: Target) -> Iterator[Target]:
     target.url = f"http://127.0.0.1:{target.port}"
-    target.proc = subprocess.Popen(
-        target.argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=HERE
-    )
-    try:
-        yield target
-    finally:
-        target.proc.terminate()
+    with tempfile.TemporaryFile() as log:  # the server's stderr, shown if it dies
+        target.proc = subprocess.Popen(target.argv, stdout=subprocess.DEVNULL, stderr=log, cwd=HERE)
         try:
-            target.proc.wait(15)
-        except subprocess.TimeoutExpired:
-            target.proc.kill()
+            yield target
+        except RuntimeError:
+            log.seek(0)
+            sys.stderr.write(log.read().decode("utf-8", "replace")[-3000:])
+            raise
+        finally:
+            target.proc.terminate()
+            try:
+                target.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                target.proc.kill()
 
 
 def targets(upstream: str, noop: Path, httpcore: bool) -> list[Target]:

@@ -79,7 +79,38 @@ async def upstream_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     if scope["type"] != "http":
         return
     body = await _read(receive)
+    fault = dict(scope["headers"]).get(b"x-bench-fault")
+    if fault == b"500":  # the upstream's own error, to be passed through untouched
+        error = b'{"type":"error","error":{"type":"api_error","message":"bench fault"}}'
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 500,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", b"%d" % len(error)),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": error})
+        return
     stream = b'"stream":true' in body[:200].replace(b" ", b"")
+    if fault == b"cut" and stream:  # half the stream, then the connection drops
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", b"text/event-stream")],
+            }
+        )
+        await send(
+            {
+                "type": "http.response.body",
+                "body": SSE_BODY[: len(SSE_BODY) // 2],
+                "more_body": True,
+            }
+        )
+        raise ConnectionAbortedError("bench fault: cut mid-stream")
     data, ctype = (SSE_BODY, b"text/event-stream") if stream else (JSON_BODY, b"application/json")
     headers = [(b"content-type", ctype), (b"content-length", str(len(data)).encode())]
     await send({"type": "http.response.start", "status": 200, "headers": headers})

@@ -82,6 +82,9 @@ def test_serve_forwards_and_logs_one_line_per_request(upstream: FakeUpstream, wo
         (["--upstream", "http://x", "--workers", "0"], "--workers must be at least 1"),
         (["--upstream", "http://x", "--log-prompts"], "--log-prompts only applies"),
         (["--upstream", "http://x", "--rules", "no-such-profile"], "no-such-profile"),
+        (["--upstream", "http://x", "--max-headers", "0"], "--max-headers must be at least 1"),
+        (["--upstream", "http://x", "--body-timeout", "0"], "--body-timeout must be positive"),
+        (["--upstream", "http://x", "--host", "192.0.2.1"], "cannot listen on 192.0.2.1:8787"),
     ],
 )
 def test_serve_usage_errors_exit_2(args: list[str], message: str) -> None:

@@ -13,8 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Awaitable, Callable
-from contextlib import suppress
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from bridge_rules import jsonio
@@ -140,35 +139,40 @@ class ProxyApp:
                 ) from None
             record.gate = result.gate_open
             record.renames = dict(result.renames)
-            ex.result = result
             if self.debug is not None:
                 ex.debug["request_body"] = self.debug.body(payload)
                 if result.gate_open:
                     ex.debug["upstream_body"] = self.debug.body(result.payload)
+            ex.rewritten(result)
 
-    async def _until_disconnect(self, work: Any, receive: Receive, record: AccessRecord) -> None:
-        """Run ``work``; if the client goes away first, cancel it (and so the upstream call)."""
-        task = asyncio.ensure_future(work)
+    async def _until_disconnect(
+        self, work: Coroutine[Any, Any, None], receive: Receive, record: AccessRecord
+    ) -> None:
+        """Run ``work`` in this task; if the client goes away first, cancel it (and so the
+        upstream call). One watcher task per request, nothing else."""
+        me = asyncio.current_task()
+        assert me is not None
+        gone = False
 
         async def watch() -> None:
+            nonlocal gone
             while (await receive())["type"] != "http.disconnect":
                 pass
+            gone = True
+            me.cancel()
 
         watcher = asyncio.ensure_future(watch())
         try:
-            done, _ = await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
-        except asyncio.CancelledError:
-            task.cancel()
+            await work
+        except (asyncio.CancelledError, Exception):
+            if not gone:
+                raise
+            uncancel = getattr(me, "uncancel", None)  # Python 3.11+
+            if uncancel is not None:
+                uncancel()
+            record.status, record.error = 499, "client_disconnected"
+        finally:
             watcher.cancel()
-            raise
-        if task in done:
-            watcher.cancel()
-            task.result()
-            return
-        task.cancel()
-        with suppress(asyncio.CancelledError, Exception):
-            await task
-        record.status, record.error = 499, "client_disconnected"
 
 
 def create_app(

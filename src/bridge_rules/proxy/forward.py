@@ -30,16 +30,24 @@ DEBUG_STREAM_CAP = 1 << 20  # bytes of a streamed body the debug log keeps (--lo
 
 @dataclass
 class Exchange:
+    """One request on its way through. ``body`` is what goes upstream: the client's bytes,
+    or the rewritten request once :meth:`rewritten` has run (the parsed payload is not
+    kept, so no large object graph lives across an ``await``)."""
+
     scope: Message
     body: bytes
     reply: Reply
     debug_log: DebugLog | None
-    result: OutboundLike | None = None
+    rewriting: bool = False
+    registered: list[str] = field(default_factory=list)
     debug: dict[str, Any] = field(default_factory=dict)
 
-    @property
-    def rewriting(self) -> bool:
-        return self.result is not None and self.result.gate_open
+    def rewritten(self, result: OutboundLike) -> None:
+        """Take the outcome of the outbound rewrite (called with the collector paused)."""
+        self.registered = result.registered
+        if result.gate_open:
+            self.rewriting = True
+            self.body = jsonio.dumps(result.payload)
 
     def debug_record(self) -> dict[str, Any]:
         rec = self.reply.record
@@ -54,14 +62,9 @@ class Exchange:
 
 async def forward(upstream: Upstream, rewriter: Rewriter, ex: Exchange) -> None:
     rewriting = ex.rewriting
-    if rewriting and ex.result is not None:
-        with paused_gc():
-            content = jsonio.dumps(ex.result.payload)
-    else:
-        content = ex.body
     headers = request_headers(ex.scope["headers"], identity=rewriting)
     messages = ex.scope["path"] == "/v1/messages"
-    response = await upstream.send(ex.scope, headers, content, decompress=rewriting and messages)
+    response = await upstream.send(ex.scope, headers, ex.body, decompress=rewriting and messages)
     try:
         ex.reply.record.upstream_status = response.status
         if ex.debug_log is not None:
@@ -124,17 +127,15 @@ async def _untouched(
 async def _stream(
     upstream: Upstream, rewriter: Rewriter, ex: Exchange, response: aiohttp.ClientResponse
 ) -> None:
-    assert ex.result is not None
     await ex.reply.start(response.status, filter_headers(response.raw_headers, REWRITE_DROP))
     capped = capped_events(response.content.iter_any(), upstream.config.max_sse_event_bytes)
-    chunks = rewriter.stream(capped, ex.result.registered)
+    chunks = rewriter.stream(capped, ex.registered)
     await _send_stream(ex, chunks, upstream.config.timeout, True)
 
 
 async def _message(
     upstream: Upstream, rewriter: Rewriter, ex: Exchange, response: aiohttp.ClientResponse
 ) -> None:
-    assert ex.result is not None
     try:
         data = await response.read()
     except READ_ERRORS as exc:
@@ -146,7 +147,7 @@ async def _message(
         except jsonio.JSONDecodeError:
             message = None
         if isinstance(message, dict):
-            rewritten = rewriter.inbound(message, ex.result.registered)
+            rewritten = rewriter.inbound(message, ex.registered)
             data = jsonio.dumps(rewritten)
             if ex.debug_log is not None:
                 ex.debug["response_body"] = ex.debug_log.body(rewritten)
