@@ -60,8 +60,15 @@ def _read_config(ctx: typer.Context, param: Any, value: str | None) -> None:
 
     doc, diags = read_file(Path(value))  # the rule files' safe, size-limited YAML reader
     errors = [d for d in diags if d.severity is Severity.ERROR]
+    codes = {d.code for d in errors}
+    if codes == {"BR005"}:  # an empty file (or only comments): no settings
+        return
+    if "BR001" in codes:
+        fail(f"--config {value}: no such file")
+    if "BR006" in codes:
+        fail(f"--config {value}: must be a mapping of option names to values (upstream: URL)")
     if doc is None or errors:
-        for diag in errors:
+        for diag in errors:  # YAML syntax and size: located, like a rule file's
             sys.stderr.write(paint(diag.line() + "\n", sys.stderr))
         raise typer.Exit(EXIT_USAGE)
     settings = doc.data
@@ -73,8 +80,20 @@ def _read_config(ctx: typer.Context, param: Any, value: str | None) -> None:
         if name not in names:
             hint = did_you_mean(str(key), known) or f"known: {', '.join(known)}"
             fail(f"--config {value}: unknown option '{key}'; {hint}")
-        defaults[name] = setting
+        defaults[name] = _setting(value, str(key), setting, multiple=names[name].multiple)
     ctx.default_map = {**(ctx.default_map or {}), **defaults}
+
+
+def _setting(path: str, key: str, setting: Any, multiple: bool) -> Any:
+    """A value from the file as the option takes it: a scalar, or for a repeatable option
+    (``rules``) a scalar or a list of them; anything else exits 2 (never a TypeError later)."""
+    scalar = (str, int, float, bool)
+    if isinstance(setting, scalar):
+        return [setting] if multiple else setting
+    if multiple and isinstance(setting, list) and all(isinstance(v, scalar) for v in setting):
+        return setting
+    shape = "a list of values" if multiple else "one value"
+    return fail(f"--config {path}: '{key}' takes {shape}, got {type(setting).__name__}")
 
 
 @app.command(context_settings={"auto_envvar_prefix": ENV_PREFIX})

@@ -25,15 +25,19 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import importlib
 import re
 import socket
 import time
 import uuid
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram
 from prometheus_client.exposition import generate_latest
+from prometheus_client.metrics_core import CounterMetricFamily, Metric
+from prometheus_client.registry import Collector
 
 from bridge_rules.proxy.obs import CURRENT_REQUEST, AccessRecord, RequestContext
 
@@ -117,6 +121,8 @@ class Metrics:
             registry=self.registry,
         )
 
+        self.registry.register(UnmappedCollector())
+
     def observe(self, record: AccessRecord) -> None:
         route = _route(record.path)
         self.requests.labels(route, f"{record.status // 100}xx").inc()
@@ -126,6 +132,40 @@ class Metrics:
             self.gate_closed.inc()
         if record.renames:
             self.renames.inc(len(record.renames))
+
+
+UNMAPPED_MODULE = "bridge_rules.transform.unmapped"
+
+
+class UnmappedCollector(Collector):
+    """``bridge_rules_unmapped_inbound_total``: calls whose name nothing maps back.
+
+    The inbound rewrite counts them itself, process-wide (``UNMAPPED`` in
+    ``transform/unmapped.py``, with the ``inbound.unmapped: warn|error`` policy), because a
+    streamed response is rewritten far from the request that sent it. This reads that
+    count at scrape time; where the transform layer has no such counter the metric is
+    left out rather than shown as a 0 nobody counts. Names are not labels: they come from
+    the upstream, so the set is unbounded (the warning in the log names them).
+    """
+
+    def collect(self) -> Iterator[Metric]:
+        counter = _unmapped_counter()
+        total = getattr(counter, "total", None)
+        if isinstance(total, int):
+            yield CounterMetricFamily(
+                "bridge_rules_unmapped_inbound",
+                "Tool calls in responses whose name maps to no registered tool "
+                "(counted under inbound.unmapped: warn or error).",
+                value=total,
+            )
+
+
+def _unmapped_counter() -> object | None:
+    try:  # the transform layer's counter, where this version of it has one
+        module = importlib.import_module(UNMAPPED_MODULE)
+    except ImportError:
+        return None
+    return getattr(module, "UNMAPPED", None)
 
 
 def _route(path: str) -> str:
@@ -144,6 +184,7 @@ class OpsApp:
         self.upstream = upstream
         self.metrics = Metrics()
         self._ready: tuple[float, str | None] | None = None
+        self._probing = asyncio.Lock()  # one probe at a time; the others wait for its answer
 
     async def __call__(self, scope: Message, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -169,7 +210,10 @@ class OpsApp:
 
         async def send_with_id(message: Message) -> None:
             if message["type"] == "http.response.start":
-                message = {**message, "headers": [*message.get("headers", ()), header]}
+                # One id per response: an upstream's own x-request-id gives way to ours (its
+                # Anthropic-style ``request-id`` passes through untouched).
+                kept = [h for h in message.get("headers", ()) if h[0].lower() != b"x-request-id"]
+                message = {**message, "headers": [*kept, header]}
                 self.metrics.response_start.labels(route).observe(time.perf_counter() - started)
             await send(message)
 
@@ -193,9 +237,14 @@ class OpsApp:
         await _reply(send, status, _JSON, doc, head)
 
     async def _upstream_problem(self) -> str | None:
-        now = time.monotonic()
-        if self._ready is not None and now - self._ready[0] < READY_CACHE_SECONDS:
+        async with self._probing:
+            now = time.monotonic()
+            if self._ready is None or now - self._ready[0] >= READY_CACHE_SECONDS:
+                self._ready = (now, await self._probe())
             return self._ready[1]
+
+    async def _probe(self) -> str | None:
+        """Why a TCP connection to the upstream fails (within CONNECT_TIMEOUT), or None."""
         parts = urlsplit(self.upstream)
         port = parts.port or (443 if parts.scheme == "https" else 80)
         problem: str | None = None
@@ -206,7 +255,6 @@ class OpsApp:
             writer.close()
         except (OSError, asyncio.TimeoutError) as exc:
             problem = str(exc) or type(exc).__name__
-        self._ready = (now, problem)
         return problem
 
 
