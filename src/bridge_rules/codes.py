@@ -434,4 +434,19 @@ _add(
         good=_BIND + "    schema: canonical\n    input:\n      - rename: {file_path: path}\n",
         severity="warning",
     ),
+    CodeDoc(
+        "BR408",
+        "undeclared replay loss",
+        "An operation can lose what history replay should give back (drop, prefer, coalesce, "
+        "keep, jmespath, default, copy, values, merge or split: a field removed, added or "
+        "chosen, or list items reordered), and the binding has no `losses:` naming what. "
+        "Agents resend earlier calls, so an undeclared loss shows the model calls it never "
+        "made; the declaration is what `explain` shows and the round-trip tests allow.",
+        bad=_BIND + "    schema: canonical\n    input:\n      - rename: {file_path: path}\n"
+        "      - drop: [pages]\n",
+        good=_BIND + "    schema: canonical\n    input:\n      - rename: {file_path: path}\n"
+        "      - drop: [pages]\n    losses:\n      - fields: [pages]\n        side: wire\n"
+        "        why: pi has no page ranges\n",
+        severity="warning",
+    ),
 )
