@@ -9,7 +9,8 @@ so argument bindings live in one place. The public facade forwards to them:
 
 from bridge_rules.transform.inbound import rewrite_message
 from bridge_rules.transform.outbound import OutboundResult, rewrite_outbound
-from bridge_rules.transform.sse import StreamRewriter, rewrite_stream, rewrite_stream_async
+from bridge_rules.transform.sse import StreamRewriter
+from bridge_rules.transform.stream import rewrite_stream, rewrite_stream_async
 
 __all__ = [
     "OutboundResult",

@@ -18,7 +18,7 @@ when a rule applies, rebuilt with its own line ending:
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -237,29 +237,3 @@ class StreamRewriter:
         out = b"".join(b"".join(h.raw) for _, h in sorted(self._held.items()))
         self._held.clear()
         return out
-
-
-def rewrite_stream(
-    rt: Runtime, chunks: Iterable[bytes], registered: Iterable[str] | None = None
-) -> Iterator[bytes]:
-    rw = StreamRewriter(rt, registered)
-    for chunk in chunks:
-        out = rw.feed(chunk)
-        if out:
-            yield out
-    tail = rw.close()
-    if tail:
-        yield tail
-
-
-async def rewrite_stream_async(
-    rt: Runtime, chunks: AsyncIterable[bytes], registered: Iterable[str] | None = None
-) -> AsyncIterator[bytes]:
-    rw = StreamRewriter(rt, registered)
-    async for chunk in chunks:
-        out = rw.feed(chunk)
-        if out:
-            yield out
-    tail = rw.close()
-    if tail:
-        yield tail

@@ -1,0 +1,326 @@
+"""Stream entry points, and ``<tool_call>`` recovery in SSE streams (``text.recover_tool_calls``).
+
+A second pass over the complete events :class:`~bridge_rules.transform.sse.StreamRewriter`
+releases, so the name/argument rewriting stays where it is and this module only
+deals with text blocks:
+
+* a text block's deltas go through the shared :class:`~bridge_rules.transform.recover.TextScanner`;
+  text is released as soon as it cannot belong to a tag, so plain prose streams
+  live and only a partial ``<tool_call>``, an open tag's body and the whitespace
+  right before a tag are held;
+* a recovered call is emitted as its own ``tool_use`` block (start, one
+  ``input_json_delta`` with the whole input, stop); the text around it becomes
+  separate text blocks, and every later block is renumbered;
+* ``message_delta``'s ``stop_reason`` (``end_turn``, ``stop_sequence`` or
+  ``max_tokens``) becomes ``tool_use`` once a call was recovered.
+
+The blocks, ids and stop reason are exactly what the non-streaming rewriter
+makes of the assembled message, whatever the chunking. Events nothing touches
+(and text blocks without tags, when nothing before them was recovered) keep
+their bytes. :func:`rewrite_stream` picks the plain or the recovering rewriter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import orjson
+
+from bridge_rules.runtime import Runtime
+from bridge_rules.transform.recover import (
+    RECOVERABLE_STOPS,
+    Recovered,
+    TextScanner,
+    call_id,
+    merge_text,
+)
+from bridge_rules.transform.sse import _BOUNDARY, StreamRewriter, _Event, _parse_event, _rebuild
+
+_BLOCK_EVENTS = frozenset({"content_block_start", "content_block_delta", "content_block_stop"})
+
+
+@dataclass
+class _Text:
+    """A text block under recovery: its held start event and the open output segment."""
+
+    start: _Event
+    data: dict[str, Any]
+    scanner: TextScanner
+    out: int | None = None  # output index of the text segment being written
+    emitted: bool = False  # any text or call came out of this block
+
+
+def split_complete(data: bytes) -> tuple[list[bytes], bytes]:
+    """Complete events and the unterminated tail."""
+    events: list[bytes] = []
+    start = 0
+    for m in _BOUNDARY.finditer(data):
+        events.append(data[start : m.end()])
+        start = m.end()
+    return events, data[start:]
+
+
+class StreamRecovery:
+    """Complete SSE events in, the same events with recovered ``tool_use`` blocks out."""
+
+    def __init__(self, rt: Runtime, registered: tuple[str, ...] | None) -> None:
+        self.rt = rt
+        self.registered = registered
+        self.message_id = ""
+        self.recovered = 0
+        self._next = 0  # next output block index
+        self._index: dict[int, int] = {}  # upstream index -> output index (non-text blocks)
+        self._text: dict[int, _Text] = {}
+        self._eol = b"\n"
+        self._named = True
+
+    def events(self, data: bytes) -> bytes:
+        if not data:
+            return b""
+        events, tail = split_complete(data)
+        return b"".join(self._event(raw) for raw in events) + tail
+
+    def close(self) -> bytes:
+        """A stream that ended inside a text block: what it held, released as text."""
+        out = []
+        for up, block in sorted(self._text.items()):
+            held = block.scanner.release()
+            if held:
+                out.append(self._text_event(block, up, held))
+        self._text.clear()
+        return b"".join(out)
+
+    # ------------------------------------------------------------ events
+    def _event(self, raw: bytes) -> bytes:
+        if b"message_start" not in raw and b"message_delta" not in raw and b'"index"' not in raw:
+            return raw
+        event = _parse_event(raw)
+        if event.data_at < 0:
+            return raw
+        try:
+            data: Any = orjson.loads(event.data)
+        except orjson.JSONDecodeError:
+            return raw
+        if not isinstance(data, dict):
+            return raw
+        kind = data.get("type")
+        self._eol, self._named = event.eol, event.name is not None
+        if kind == "message_start":
+            message = data.get("message")
+            if isinstance(message, dict) and isinstance(message.get("id"), str):
+                self.message_id = message["id"]
+            return raw
+        if kind == "message_delta":
+            return self._message_delta(event, data)
+        index = data.get("index")
+        if not isinstance(index, int):
+            return raw
+        if kind == "content_block_start":
+            return self._start(event, data, index)
+        block = self._text.get(index)
+        if block is not None and kind in _BLOCK_EVENTS:
+            if kind == "content_block_delta":
+                return self._text_delta(event, data, block, index)
+            del self._text[index]
+            return self._text_stop(event, data, block, index)
+        return self._renumbered(event, data, self._index.get(index, index))
+
+    def _renumbered(self, event: _Event, data: dict[str, Any], out: int) -> bytes:
+        if data.get("index") == out:
+            return event.raw
+        return _rebuild(event, {**data, "index": out})
+
+    def _start(self, event: _Event, data: dict[str, Any], index: int) -> bytes:
+        block = data.get("content_block")
+        if isinstance(block, dict) and block.get("type") == "text":
+            scanner = TextScanner(self.rt, self.registered)
+            text = _Text(event, data, scanner)
+            self._text[index] = text
+            initial = block.get("text")
+            if isinstance(initial, str) and initial:
+                return self._emit(text, index, scanner.feed(initial), None)
+            return b""
+        out = self._next
+        self._next += 1
+        self._index[index] = out
+        return self._renumbered(event, data, out)
+
+    def _text_delta(self, event: _Event, data: dict[str, Any], block: _Text, index: int) -> bytes:
+        delta = data.get("delta")
+        if (
+            isinstance(delta, dict)
+            and delta.get("type") == "text_delta"
+            and isinstance(delta.get("text"), str)
+        ):
+            pieces = block.scanner.feed(delta["text"])
+            return self._emit(block, index, pieces, (event, data))
+        # citations and other deltas: keep them in the text segment being written
+        head = self._open_segment(block, index)
+        assert block.out is not None
+        return head + self._renumbered(event, data, block.out)
+
+    def _text_stop(self, event: _Event, data: dict[str, Any], block: _Text, index: int) -> bytes:
+        out = self._emit(block, index, block.scanner.finish(), None)
+        if not block.emitted:  # an empty text block: keep it, as the message keeps it
+            out += self._open_segment(block, index)
+        if block.out is not None:
+            out += self._renumbered(event, data, block.out)
+        return out
+
+    def _message_delta(self, event: _Event, data: dict[str, Any]) -> bytes:
+        delta = data.get("delta")
+        if (
+            not self.recovered
+            or not isinstance(delta, dict)
+            or delta.get("stop_reason") not in RECOVERABLE_STOPS
+        ):
+            return event.raw
+        return _rebuild(event, {**data, "delta": {**delta, "stop_reason": "tool_use"}})
+
+    # ---------------------------------------------------------- emitting
+    def _emit(
+        self,
+        block: _Text,
+        index: int,
+        pieces: list[Any],
+        source: tuple[_Event, dict[str, Any]] | None,
+    ) -> bytes:
+        out: list[bytes] = []
+        for piece in merge_text(pieces):
+            block.emitted = True
+            if isinstance(piece, Recovered):
+                out.append(self._close_segment(block))
+                out.append(self._tool_use(piece))
+                continue
+            out.append(self._open_segment(block, index))
+            if source is not None:
+                event, data = source
+                delta = data["delta"]
+                if delta["text"] == piece and data.get("index") == block.out:
+                    out.append(event.raw)
+                else:
+                    new = {**data, "index": block.out, "delta": {**delta, "text": piece}}
+                    out.append(_rebuild(event, new))
+            else:
+                out.append(self._text_event(block, index, piece))
+        return b"".join(out)
+
+    def _open_segment(self, block: _Text, index: int) -> bytes:
+        if block.out is not None:
+            return b""
+        block.out = self._next
+        self._next += 1
+        content = block.data.get("content_block")
+        content = {**content, "text": ""} if isinstance(content, dict) else content
+        if block.out == index and content == block.data.get("content_block"):
+            return block.start.raw
+        return _rebuild(block.start, {**block.data, "index": block.out, "content_block": content})
+
+    def _close_segment(self, block: _Text) -> bytes:
+        if block.out is None:
+            return b""
+        out = self._frame("content_block_stop", {"type": "content_block_stop", "index": block.out})
+        block.out = None
+        return out
+
+    def _text_event(self, block: _Text, index: int, text: str) -> bytes:
+        head = self._open_segment(block, index)
+        delta = {
+            "type": "content_block_delta",
+            "index": block.out,
+            "delta": {"type": "text_delta", "text": text},
+        }
+        return head + self._frame("content_block_delta", delta)
+
+    def _tool_use(self, call: Recovered) -> bytes:
+        index = self._next
+        self._next += 1
+        block = {
+            "type": "tool_use",
+            "id": call_id(self.message_id, self.recovered, call),
+            "name": call.name,
+            "input": {},
+        }
+        self.recovered += 1
+        partial = orjson.dumps(call.arguments).decode()
+        return b"".join(
+            [
+                self._frame(
+                    "content_block_start",
+                    {"type": "content_block_start", "index": index, "content_block": block},
+                ),
+                self._frame(
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {"type": "input_json_delta", "partial_json": partial},
+                    },
+                ),
+                self._frame("content_block_stop", {"type": "content_block_stop", "index": index}),
+            ]
+        )
+
+    def _frame(self, name: str, data: dict[str, Any]) -> bytes:
+        eol = self._eol
+        head = b"event: " + name.encode() + eol if self._named else b""
+        return head + b"data: " + orjson.dumps(data) + eol + eol
+
+
+class RecoveringRewriter:
+    """:class:`StreamRewriter` followed by :class:`StreamRecovery`; the same feed/close API."""
+
+    def __init__(self, rt: Runtime, registered: Any = None) -> None:
+        self.inner = StreamRewriter(rt, registered)
+        self.recovery = StreamRecovery(rt, self.inner.registered)
+
+    def feed(self, chunk: bytes) -> bytes:
+        return self.recovery.events(self.inner.feed(chunk))
+
+    def close(self) -> bytes:
+        events, tail = split_complete(self.inner.close())
+        done = self.recovery.events(b"".join(events))
+        return done + self.recovery.close() + tail
+
+
+class ChunkRewriter(Protocol):
+    """Bytes in any chunking -> rewritten bytes; ``close()`` flushes the tail."""
+
+    def feed(self, chunk: bytes) -> bytes: ...
+
+    def close(self) -> bytes: ...
+
+
+def open_rewriter(rt: Runtime, registered: Iterable[str] | None = None) -> ChunkRewriter:
+    """The rewriter a stream needs: with ``<tool_call>`` recovery when the rules ask for it."""
+    if rt.plan.recover_tool_calls:
+        return RecoveringRewriter(rt, registered)
+    return StreamRewriter(rt, registered)
+
+
+def rewrite_stream(
+    rt: Runtime, chunks: Iterable[bytes], registered: Iterable[str] | None = None
+) -> Iterator[bytes]:
+    rw = open_rewriter(rt, registered)
+    for chunk in chunks:
+        out = rw.feed(chunk)
+        if out:
+            yield out
+    tail = rw.close()
+    if tail:
+        yield tail
+
+
+async def rewrite_stream_async(
+    rt: Runtime, chunks: AsyncIterable[bytes], registered: Iterable[str] | None = None
+) -> AsyncIterator[bytes]:
+    rw = open_rewriter(rt, registered)
+    async for chunk in chunks:
+        out = rw.feed(chunk)
+        if out:
+            yield out
+    tail = rw.close()
+    if tail:
+        yield tail
