@@ -39,8 +39,8 @@ from bridge_rules.model import (
 from bridge_rules.names import Resolver
 from bridge_rules.patterns import Pattern, PatternError, compile_pattern
 from bridge_rules.pins import Pin, PinError, load_pin
-from bridge_rules.repair.rules import compile_repair_section
-from bridge_rules.runtime import HistoryPlan, Runtime
+from bridge_rules.repair.rules import RepairSet, compile_repair_section
+from bridge_rules.runtime import Converter, HistoryPlan, Runtime
 from bridge_rules.source import DocPath, Span
 from bridge_rules.stages import CompiledStage, PatternStage, Strip, TableStage
 from bridge_rules.stages import PrefixStage as CompiledPrefix
@@ -408,10 +408,10 @@ def build_runtime(rules: CompiledRules, plan: Any) -> Runtime:
         if resolver.outbound(local).wire == adapter.wire
     }
     history: dict[str, HistoryPlan] = {}
-    for local in dict.fromkeys([*resolver.known_locals, *rules.adapters]):
+    for local in dict.fromkeys([*resolver.known_locals, *rules.adapters, *rules.repairs.internal]):
         adapter = effective.get(local)
         convert = adapter.to_wire if adapter is not None and adapter.history else None
-        history[local] = (resolver.outbound(local).wire, convert)
+        history[local] = (resolver.outbound(local).wire, _scrubbed(rules.repairs, local, convert))
     return Runtime(
         rules=rules,
         resolver=resolver,
@@ -421,6 +421,18 @@ def build_runtime(rules: CompiledRules, plan: Any) -> Runtime:
         repairs=rules.repairs,
         history=history,
     )
+
+
+def _scrubbed(repairs: RepairSet, local: str, convert: Converter | None) -> Converter | None:
+    """History replay never sends what repair recorded for itself (internal keys)."""
+    if local not in repairs.internal:
+        return convert
+
+    def run(arguments: Any) -> Any:
+        clean = repairs.scrub(local, arguments)
+        return convert(clean) if convert is not None else clean
+
+    return run
 
 
 def compile_rules(source: RuleSource) -> Runtime:

@@ -22,6 +22,7 @@ from bridge_rules.runtime import Runtime
 
 if TYPE_CHECKING:
     from bridge_rules.transform import OutboundResult
+    from bridge_rules.transform.results import CallMemory
 
 __all__ = ["Engine", "RuleRef", "load"]
 
@@ -57,6 +58,13 @@ class Engine:
         self.runtime = runtime
         self.diagnostics: list[Diagnostic] = list(diagnostics)
         """Warnings found while loading (errors raise :class:`~bridge_rules.RulesError`)."""
+        self.memory: CallMemory | None = None
+        """Calls whose repair stripped a pipeline, by ``tool_use`` id, so the next request's
+        ``tool_result`` gets the pipeline applied (bounded; only when the rules strip any)."""
+        if runtime.repairs.internal:
+            from bridge_rules.transform.results import CallMemory
+
+            self.memory = CallMemory()
 
     @property
     def rules(self) -> CompiledRules:
@@ -132,9 +140,12 @@ class Engine:
         shapes pass through; this never raises on the payload.
         """
         from bridge_rules.transform import rewrite_outbound  # not needed by explain/lint
+        from bridge_rules.transform.results import apply_results
 
         if model is not None:
             _name(model, "model")
+        if self.memory is not None:
+            payload = apply_results(payload, self.memory)
         return rewrite_outbound(self.runtime, payload, model, env)
 
     def inbound(self, message: Any, registered: Iterable[str] | None = None) -> Any:
@@ -145,7 +156,7 @@ class Engine:
         """
         from bridge_rules.transform import rewrite_message
 
-        return rewrite_message(self.runtime, message, _names(registered))
+        return rewrite_message(self.runtime, message, _names(registered), self.memory)
 
     def inbound_stream(
         self, chunks: Iterable[bytes], registered: Iterable[str] | None = None
@@ -157,7 +168,7 @@ class Engine:
         """
         from bridge_rules.transform import rewrite_stream
 
-        return rewrite_stream(self.runtime, chunks, _names(registered))
+        return rewrite_stream(self.runtime, chunks, _names(registered), self.memory)
 
     def inbound_stream_async(
         self, chunks: AsyncIterable[bytes], registered: Iterable[str] | None = None
@@ -165,7 +176,7 @@ class Engine:
         """:meth:`inbound_stream` over an async iterable (an ASGI/httpx body)."""
         from bridge_rules.transform import rewrite_stream_async
 
-        return rewrite_stream_async(self.runtime, chunks, _names(registered))
+        return rewrite_stream_async(self.runtime, chunks, _names(registered), self.memory)
 
     # --------------------------------------------------------- explain
     def explain(

@@ -28,8 +28,9 @@ from typing import Any
 
 import orjson
 
-from bridge_rules.calls import inbound_call
+from bridge_rules.calls import ToolCall, inbound_call
 from bridge_rules.runtime import Runtime
+from bridge_rules.transform.results import CallMemory
 
 OPEN = "<tool_call>"
 CLOSE = "</tool_call>"
@@ -40,10 +41,11 @@ RECOVERABLE_STOPS = frozenset({"end_turn", "stop_sequence", "max_tokens"})
 
 @dataclass(frozen=True)
 class Recovered:
-    """A call found in text, already in local shape."""
+    """A call found in text, already in local shape (``call``: with repair's notes)."""
 
     name: str
     arguments: Any
+    call: ToolCall
 
 
 Piece = str | Recovered
@@ -195,7 +197,7 @@ class TextScanner:
         call = inbound_call(self.rt, parsed[0], parsed[1], self.registered)
         if call.name not in self.known:
             return None
-        return Recovered(call.name, call.arguments)
+        return Recovered(call.name, call.arguments, call)
 
 
 def merge_text(pieces: list[Piece]) -> list[Piece]:
@@ -220,7 +222,10 @@ def call_id(message_id: str, index: int, call: Recovered) -> str:
 
 
 def recover_tool_calls(
-    rt: Runtime, message: dict[str, Any], registered: tuple[str, ...] | None
+    rt: Runtime,
+    message: dict[str, Any],
+    registered: tuple[str, ...] | None,
+    memory: CallMemory | None = None,
 ) -> None:
     """Rewrite ``message`` (already a private copy) in place: text tags -> tool_use blocks."""
     content = message.get("content")
@@ -249,10 +254,13 @@ def recover_tool_calls(
             if isinstance(piece, str):
                 out.append({**block, "text": piece})
                 continue
+            ident = call_id(mid, recovered, piece)
+            if memory is not None and piece.call.notes:
+                memory.remember(ident, piece.call)
             out.append(
                 {
                     "type": "tool_use",
-                    "id": call_id(mid, recovered, piece),
+                    "id": ident,
                     "name": piece.name,
                     "input": piece.arguments,
                 }

@@ -24,9 +24,10 @@ from typing import Any
 
 import orjson
 
-from bridge_rules.calls import adapts_arguments, inbound_call
+from bridge_rules.calls import ToolCall, adapts_arguments, inbound_call
 from bridge_rules.runtime import Runtime
 from bridge_rules.transform.inbound import freeze
+from bridge_rules.transform.results import CallMemory
 
 # Two line ends in a row end an event; a CR is a line end on its own only when no LF follows.
 _BOUNDARY = re.compile(rb"(?:\r\n|\n|\r(?!\n))(?:\r\n|\n|\r(?!\n))")
@@ -39,6 +40,7 @@ _TEXTY = b"event: content_block_delta"
 @dataclass
 class _Held:
     wire: str
+    id: Any = None
     raw: list[bytes] = field(default_factory=list)
     partial: list[str] = field(default_factory=list)
     clean: bool = True
@@ -96,9 +98,15 @@ def _rebuild(event: _Event, data: Any) -> bytes:
 class StreamRewriter:
     """Feed bytes in any chunking; get rewritten bytes out. ``close()`` flushes the tail."""
 
-    def __init__(self, rt: Runtime, registered: Iterable[str] | None = None) -> None:
+    def __init__(
+        self,
+        rt: Runtime,
+        registered: Iterable[str] | None = None,
+        memory: CallMemory | None = None,
+    ) -> None:
         self.rt = rt
         self.registered = freeze(registered)
+        self.memory = memory  # calls whose repair stripped a pipeline, for their results
         self._buf = bytearray()
         self._scan = 0
         self._held: dict[int, _Held] = {}
@@ -195,11 +203,12 @@ class StreamRewriter:
             args = block.get("input")
             if isinstance(args, dict) and args:  # whole input up front: adapt it here
                 call = inbound_call(rt, name, args, reg)
+                self._noted(block.get("id"), call)
                 new_block = {**block, "name": call.name, "input": call.arguments}
             else:
                 index = data.get("index")
                 if isinstance(index, int):
-                    self._held[index] = _Held(name)
+                    self._held[index] = _Held(name, block.get("id"))
         if new_block is block:
             local = rt.inbound_name(name, reg)
             if local is not None and local != name:
@@ -219,6 +228,7 @@ class StreamRewriter:
         if not isinstance(args, dict):
             return b"".join(held.raw) + event.raw
         call = inbound_call(self.rt, held.wire, args, self.registered)
+        self._noted(held.id, call)
         delta = {
             "type": "content_block_delta",
             "index": index,
@@ -230,6 +240,10 @@ class StreamRewriter:
         head = b"event: content_block_delta" + event.eol if event.name is not None else b""
         eol = event.eol
         return head + b"data: " + orjson.dumps(delta) + eol + eol + event.raw
+
+    def _noted(self, call_id: Any, call: ToolCall) -> None:
+        if self.memory is not None and call.notes:
+            self.memory.remember(call_id, call)
 
     def _release_all(self) -> bytes:
         if not self._held:

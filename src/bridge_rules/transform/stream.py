@@ -36,6 +36,7 @@ from bridge_rules.transform.recover import (
     call_id,
     merge_text,
 )
+from bridge_rules.transform.results import CallMemory
 from bridge_rules.transform.sse import _BOUNDARY, StreamRewriter, _Event, _parse_event, _rebuild
 
 _BLOCK_EVENTS = frozenset({"content_block_start", "content_block_delta", "content_block_stop"})
@@ -65,9 +66,15 @@ def split_complete(data: bytes) -> tuple[list[bytes], bytes]:
 class StreamRecovery:
     """Complete SSE events in, the same events with recovered ``tool_use`` blocks out."""
 
-    def __init__(self, rt: Runtime, registered: tuple[str, ...] | None) -> None:
+    def __init__(
+        self,
+        rt: Runtime,
+        registered: tuple[str, ...] | None,
+        memory: CallMemory | None = None,
+    ) -> None:
         self.rt = rt
         self.registered = registered
+        self.memory = memory
         self.message_id = ""
         self.recovered = 0
         self._next = 0  # next output block index
@@ -237,9 +244,12 @@ class StreamRecovery:
     def _tool_use(self, call: Recovered) -> bytes:
         index = self._next
         self._next += 1
+        ident = call_id(self.message_id, self.recovered, call)
+        if self.memory is not None and call.call.notes:
+            self.memory.remember(ident, call.call)
         block = {
             "type": "tool_use",
-            "id": call_id(self.message_id, self.recovered, call),
+            "id": ident,
             "name": call.name,
             "input": {},
         }
@@ -272,9 +282,11 @@ class StreamRecovery:
 class RecoveringRewriter:
     """:class:`StreamRewriter` followed by :class:`StreamRecovery`; the same feed/close API."""
 
-    def __init__(self, rt: Runtime, registered: Any = None) -> None:
-        self.inner = StreamRewriter(rt, registered)
-        self.recovery = StreamRecovery(rt, self.inner.registered)
+    def __init__(
+        self, rt: Runtime, registered: Any = None, memory: CallMemory | None = None
+    ) -> None:
+        self.inner = StreamRewriter(rt, registered, memory)
+        self.recovery = StreamRecovery(rt, self.inner.registered, memory)
 
     def feed(self, chunk: bytes) -> bytes:
         return self.recovery.events(self.inner.feed(chunk))
@@ -293,17 +305,22 @@ class ChunkRewriter(Protocol):
     def close(self) -> bytes: ...
 
 
-def open_rewriter(rt: Runtime, registered: Iterable[str] | None = None) -> ChunkRewriter:
+def open_rewriter(
+    rt: Runtime, registered: Iterable[str] | None = None, memory: CallMemory | None = None
+) -> ChunkRewriter:
     """The rewriter a stream needs: with ``<tool_call>`` recovery when the rules ask for it."""
     if rt.plan.recover_tool_calls:
-        return RecoveringRewriter(rt, registered)
-    return StreamRewriter(rt, registered)
+        return RecoveringRewriter(rt, registered, memory)
+    return StreamRewriter(rt, registered, memory)
 
 
 def rewrite_stream(
-    rt: Runtime, chunks: Iterable[bytes], registered: Iterable[str] | None = None
+    rt: Runtime,
+    chunks: Iterable[bytes],
+    registered: Iterable[str] | None = None,
+    memory: CallMemory | None = None,
 ) -> Iterator[bytes]:
-    rw = open_rewriter(rt, registered)
+    rw = open_rewriter(rt, registered, memory)
     for chunk in chunks:
         out = rw.feed(chunk)
         if out:
@@ -314,9 +331,12 @@ def rewrite_stream(
 
 
 async def rewrite_stream_async(
-    rt: Runtime, chunks: AsyncIterable[bytes], registered: Iterable[str] | None = None
+    rt: Runtime,
+    chunks: AsyncIterable[bytes],
+    registered: Iterable[str] | None = None,
+    memory: CallMemory | None = None,
 ) -> AsyncIterator[bytes]:
-    rw = open_rewriter(rt, registered)
+    rw = open_rewriter(rt, registered, memory)
     async for chunk in chunks:
         out = rw.feed(chunk)
         if out:
