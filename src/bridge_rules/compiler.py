@@ -42,7 +42,7 @@ from bridge_rules.pins import Pin, PinError, load_pin
 from bridge_rules.repair.rules import RepairSet, compile_repair_section
 from bridge_rules.runtime import Converter, HistoryPlan, Runtime
 from bridge_rules.source import DocPath, Span
-from bridge_rules.stages import CompiledStage, PatternStage, Strip, TableStage
+from bridge_rules.stages import CompiledStage, Gateway, PatternStage, PrefixStrip, Strip, TableStage
 from bridge_rules.stages import PrefixStage as CompiledPrefix
 from bridge_rules.textplan import compile_plan
 
@@ -319,6 +319,32 @@ class _Compiler:
             for i, s in enumerate(model.suffixes())
         ]
 
+    def gateway(self, inbound: Sourced | None, stages: list[CompiledStage]) -> Gateway:
+        if inbound is None:
+            return Gateway()
+        model: Inbound = inbound.value
+        file = _last_file_setting(self.files, "inbound", "strip_prefixes") or inbound.file
+        smap = file.doc.source_map
+        prefixes = tuple(
+            PrefixStrip(s.prefix, s.case, smap.key_span(("inbound", "strip_prefixes", i)))
+            for i, s in enumerate(model.prefixes())
+        )
+        doubled: dict[str, Span] = {}
+        if model.collapse_doubled_prefixes:
+            for stage in stages:
+                value = getattr(stage, "value", None) or getattr(stage, "prefix", None)
+                if isinstance(value, str) and value:
+                    doubled.setdefault(value, stage.span)
+            for strip in prefixes:
+                doubled.setdefault(strip.prefix, strip.span)
+        setting = _last_file_setting(self.files, "inbound", "match_registered") or inbound.file
+        return Gateway(
+            prefixes=prefixes,
+            doubled=tuple(doubled.items()),
+            match_registered=model.match_registered,
+            span=setting.doc.source_map.key_span(("inbound", "match_registered")),
+        )
+
     def bindings(self) -> dict[str, CompiledBinding]:
         out: dict[str, CompiledBinding] = {}
         for file in self.files:
@@ -390,6 +416,8 @@ class _Compiler:
             diagnostics=tuple(self.diags),
             adapters=adapters,
             repairs=repairs,
+            gateway=self.gateway(inbound, stages),
+            unmapped=inbound.value.unmapped if inbound else Inbound().unmapped,
         )
         return build_runtime(rules, plan)
 
@@ -401,6 +429,7 @@ def build_runtime(rules: CompiledRules, plan: Any) -> Runtime:
         strips=rules.strips,
         insensitive=rules.inbound_case == "insensitive",
         local_tools=(name for name, _span in rules.local_tools),
+        gateway=rules.gateway,
     )
     effective: dict[str, Adapter] = {
         local: adapter

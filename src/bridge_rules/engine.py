@@ -23,6 +23,7 @@ from bridge_rules.runtime import Runtime
 if TYPE_CHECKING:
     from bridge_rules.transform import OutboundResult
     from bridge_rules.transform.results import CallMemory
+    from bridge_rules.transform.unmapped import InboundReport
 
 __all__ = ["Engine", "RuleRef", "load"]
 
@@ -148,18 +149,28 @@ class Engine:
             payload = apply_results(payload, self.memory)
         return rewrite_outbound(self.runtime, payload, model, env)
 
-    def inbound(self, message: Any, registered: Iterable[str] | None = None) -> Any:
+    def inbound(
+        self,
+        message: Any,
+        registered: Iterable[str] | None = None,
+        report: InboundReport | None = None,
+    ) -> Any:
         """A non-streaming response message with tool calls in local shape (a new dict).
 
         ``registered``: the request's local tool names (``OutboundResult.registered``);
-        None means every local name the rules know.
+        None means every local name the rules know. ``report`` (an
+        :class:`~bridge_rules.transform.unmapped.InboundReport`) receives the calls that map
+        to no registered tool when ``inbound.unmapped`` is ``warn`` or ``error``.
         """
         from bridge_rules.transform import rewrite_message
 
-        return rewrite_message(self.runtime, message, _names(registered), self.memory)
+        return rewrite_message(self.runtime, message, _names(registered), self.memory, report)
 
     def inbound_stream(
-        self, chunks: Iterable[bytes], registered: Iterable[str] | None = None
+        self,
+        chunks: Iterable[bytes],
+        registered: Iterable[str] | None = None,
+        report: InboundReport | None = None,
     ) -> Iterator[bytes]:
         """An SSE response stream rewritten chunk by chunk; any chunking works.
 
@@ -168,15 +179,18 @@ class Engine:
         """
         from bridge_rules.transform import rewrite_stream
 
-        return rewrite_stream(self.runtime, chunks, _names(registered), self.memory)
+        return rewrite_stream(self.runtime, chunks, _names(registered), self.memory, report)
 
     def inbound_stream_async(
-        self, chunks: AsyncIterable[bytes], registered: Iterable[str] | None = None
+        self,
+        chunks: AsyncIterable[bytes],
+        registered: Iterable[str] | None = None,
+        report: InboundReport | None = None,
     ) -> AsyncIterator[bytes]:
         """:meth:`inbound_stream` over an async iterable (an ASGI/httpx body)."""
         from bridge_rules.transform import rewrite_stream_async
 
-        return rewrite_stream_async(self.runtime, chunks, _names(registered), self.memory)
+        return rewrite_stream_async(self.runtime, chunks, _names(registered), self.memory, report)
 
     # --------------------------------------------------------- explain
     def explain(

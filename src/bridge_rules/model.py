@@ -151,6 +151,11 @@ class SuffixStrip(Strict):
     case: Case = "exact"
 
 
+class PrefixStrip(Strict):
+    prefix: str
+    case: Case = "exact"
+
+
 class Inbound(Strict):
     """How wire names coming back are turned into local names."""
 
@@ -159,10 +164,39 @@ class Inbound(Strict):
         default_factory=list,
         description="Suffixes a gateway appends (e.g. `_ide`); stripped once, then looked up.",
     )
+    strip_prefixes: list[str | PrefixStrip] = Field(
+        default_factory=list,
+        description="Prefixes a gateway puts in front (e.g. `proxy_`); when the name does not "
+        "map, each is stripped and the rest looked up again.",
+    )
+    collapse_doubled_prefixes: bool = Field(
+        False,
+        description="When the name does not map, a prefix the rules know (prefix and "
+        "passthrough stages, `strip_prefixes`) written twice in a row is written once "
+        "(`mcp__pi__mcp__pi__x` -> `mcp__pi__x`), and the rest looked up again.",
+    )
+    match_registered: Literal["none", "exact", "insensitive"] = Field(
+        "none",
+        description="When the name does not map, compare it with the request's own registered "
+        "local names: as written (`exact`) or ignoring case (`insensitive`: `My_Tool` -> "
+        "`my_tool`, only when one registered name matches).",
+    )
+    unmapped: Literal["pass", "warn", "error"] = Field(
+        "pass",
+        description="A tool call whose name maps to no registered tool: passed on as it is "
+        "(`pass`), passed on and reported (`warn`: a log line, the proxy's "
+        "`x-bridge-rules-unmapped` header and counter), or turned into a text block the agent "
+        "can read (`error`).",
+    )
 
     def suffixes(self) -> list[SuffixStrip]:
         return [
             s if isinstance(s, SuffixStrip) else SuffixStrip(suffix=s) for s in self.strip_suffixes
+        ]
+
+    def prefixes(self) -> list[PrefixStrip]:
+        return [
+            s if isinstance(s, PrefixStrip) else PrefixStrip(prefix=s) for s in self.strip_prefixes
         ]
 
 

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from bridge_rules.source import Span
-from bridge_rules.stages import CompiledStage, Hit, PrefixStage, Strip, TableStage
+from bridge_rules.stages import CompiledStage, Gateway, Hit, PrefixStage, Strip, TableStage
 
 
 @dataclass(frozen=True)
@@ -122,9 +122,11 @@ class Resolver:
         insensitive: bool,
         local_tools: Iterable[str],
         reverse_cache_size: int = 128,
+        gateway: Gateway | None = None,
     ) -> None:
         self.stages = tuple(stages)
         self.strips = tuple(strips)
+        self.gateway = gateway if gateway is not None and gateway.active else None
         self._memo: dict[str, Outbound] = {}
         self._reverse: OrderedDict[tuple[str, ...], ReverseMap] = OrderedDict()
         self._reverse_cache_size = reverse_cache_size
@@ -301,7 +303,34 @@ class Resolver:
             found = self._lookup(rmap, base, trace)
             if found is not None:
                 return found
-        return None
+        return self._gateway(wire, registered, trace)
+
+    def _gateway(
+        self, wire: str, registered: Iterable[str] | None, trace: list[InboundStep] | None
+    ) -> str | None:
+        """Undo what a gateway did to a name that did not map (``inbound.strip_prefixes``,
+        ``collapse_doubled_prefixes``, ``match_registered``); each shorter name is looked up
+        again from the start, so strips compose."""
+        gateway = self.gateway
+        if gateway is None:
+            return None
+        for candidate, detail, span in gateway.candidates(wire):
+            if trace is not None:
+                trace.append(InboundStep("gateway", wire, candidate, detail, span))
+            found = self.inbound(candidate, registered, trace)
+            if found is not None:
+                return found
+        names = self._known_locals if registered is None else tuple(registered)
+        found = gateway.registered(wire, names)
+        for strip in self.strips if found is None else ():
+            if strip.suffix and wire.endswith(strip.suffix) and len(wire) > len(strip.suffix):
+                found = gateway.registered(wire[: -len(strip.suffix)], names)
+                if found is not None:
+                    break
+        if trace is not None and gateway.match_registered != "none":
+            how = f"compared with the registered names ({gateway.match_registered} case)"
+            trace.append(InboundStep("gateway", wire, found, how, gateway.span))
+        return found
 
     def _lookup(self, rmap: ReverseMap, name: str, trace: list[InboundStep] | None) -> str | None:
         entry = rmap.exact.get(name)

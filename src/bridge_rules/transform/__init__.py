@@ -11,8 +11,13 @@ from bridge_rules.transform.inbound import rewrite_message
 from bridge_rules.transform.outbound import OutboundResult, rewrite_outbound
 from bridge_rules.transform.sse import StreamRewriter
 from bridge_rules.transform.stream import rewrite_stream, rewrite_stream_async
+from bridge_rules.transform.unmapped import HEADER as UNMAPPED_HEADER
+from bridge_rules.transform.unmapped import UNMAPPED, InboundReport
 
 __all__ = [
+    "UNMAPPED",
+    "UNMAPPED_HEADER",
+    "InboundReport",
     "OutboundResult",
     "StreamRewriter",
     "rewrite_message",

@@ -9,6 +9,7 @@ from bridge_rules.calls import inbound_call
 from bridge_rules.runtime import Runtime
 from bridge_rules.transform.recover import recover_tool_calls
 from bridge_rules.transform.results import CallMemory
+from bridge_rules.transform.unmapped import InboundReport, UnmappedPolicy
 
 
 def freeze(registered: Iterable[str] | None) -> tuple[str, ...] | None:
@@ -45,10 +46,12 @@ def rewrite_message(
     message: Any,
     registered: Iterable[str] | None = None,
     memory: CallMemory | None = None,
+    report: InboundReport | None = None,
 ) -> Any:
     """A new message with tool calls in local shape; unknown tools and shapes untouched.
 
-    ``memory``: where calls whose repair stripped a pipeline are remembered, for their result.
+    ``memory``: where calls whose repair stripped a pipeline are remembered, for their result;
+    ``report``: receives the calls ``inbound.unmapped`` found (``warn`` and ``error``).
     """
     if not isinstance(message, dict):
         return message
@@ -68,4 +71,6 @@ def rewrite_message(
         out["content"] = new_content
     if rt.plan.recover_tool_calls:
         recover_tool_calls(rt, out, reg, memory)
+    if rt.rules.unmapped != "pass":
+        UnmappedPolicy(rt, reg, report).message(out)
     return out

@@ -38,6 +38,7 @@ from bridge_rules.transform.recover import (
 )
 from bridge_rules.transform.results import CallMemory
 from bridge_rules.transform.sse import _BOUNDARY, StreamRewriter, _Event, _parse_event, _rebuild
+from bridge_rules.transform.unmapped import InboundReport, Unmapped, UnmappedPolicy
 
 _BLOCK_EVENTS = frozenset({"content_block_start", "content_block_delta", "content_block_stop"})
 
@@ -63,18 +64,23 @@ def split_complete(data: bytes) -> tuple[list[bytes], bytes]:
     return events, data[start:]
 
 
-class StreamRecovery:
-    """Complete SSE events in, the same events with recovered ``tool_use`` blocks out."""
+class SecondPass:
+    """Complete SSE events in; recovered ``tool_use`` blocks and the unmapped policy applied."""
 
     def __init__(
         self,
         rt: Runtime,
         registered: tuple[str, ...] | None,
         memory: CallMemory | None = None,
+        report: InboundReport | None = None,
     ) -> None:
         self.rt = rt
         self.registered = registered
         self.memory = memory
+        self.recover = rt.plan.recover_tool_calls
+        self.policy = UnmappedPolicy(rt, registered, report)
+        self._errors: dict[int, Unmapped] = {}  # upstream index -> a call turned into text
+        self._calls = 0  # tool_use blocks passed on
         self.message_id = ""
         self.recovered = 0
         self._next = 0  # next output block index
@@ -126,6 +132,9 @@ class StreamRecovery:
             return raw
         if kind == "content_block_start":
             return self._start(event, data, index)
+        found = self._errors.get(index)
+        if found is not None and kind in _BLOCK_EVENTS:
+            return self._unmapped(event, data, index, found)
         block = self._text.get(index)
         if block is not None and kind in _BLOCK_EVENTS:
             if kind == "content_block_delta":
@@ -141,7 +150,7 @@ class StreamRecovery:
 
     def _start(self, event: _Event, data: dict[str, Any], index: int) -> bytes:
         block = data.get("content_block")
-        if isinstance(block, dict) and block.get("type") == "text":
+        if self.recover and isinstance(block, dict) and block.get("type") == "text":
             scanner = TextScanner(self.rt, self.registered)
             text = _Text(event, data, scanner)
             self._text[index] = text
@@ -152,7 +161,26 @@ class StreamRecovery:
         out = self._next
         self._next += 1
         self._index[index] = out
+        if isinstance(block, dict) and block.get("type") == "tool_use":
+            name = block.get("name")
+            found = self.policy.check(name) if isinstance(name, str) else None
+            if found is not None and self.policy.mode == "error":
+                self._errors[index] = found
+                empty = {"type": "text", "text": ""}
+                start = {"type": "content_block_start", "index": out, "content_block": empty}
+                return self._frame("content_block_start", start)
+            self._calls += 1
         return self._renumbered(event, data, out)
+
+    def _unmapped(self, event: _Event, data: dict[str, Any], index: int, found: Unmapped) -> bytes:
+        """A call turned into text: its argument deltas go, its stop brings the explanation."""
+        if data.get("type") != "content_block_stop":
+            return b""
+        del self._errors[index]
+        out = self._index.get(index, index)
+        delta = {"type": "text_delta", "text": self.policy.text(found)}
+        explained = {"type": "content_block_delta", "index": out, "delta": delta}
+        return self._frame("content_block_delta", explained) + self._renumbered(event, data, out)
 
     def _text_delta(self, event: _Event, data: dict[str, Any], block: _Text, index: int) -> bytes:
         delta = data.get("delta")
@@ -178,13 +206,16 @@ class StreamRecovery:
 
     def _message_delta(self, event: _Event, data: dict[str, Any]) -> bytes:
         delta = data.get("delta")
-        if (
-            not self.recovered
-            or not isinstance(delta, dict)
-            or delta.get("stop_reason") not in RECOVERABLE_STOPS
-        ):
+        if not isinstance(delta, dict):
             return event.raw
-        return _rebuild(event, {**data, "delta": {**delta, "stop_reason": "tool_use"}})
+        stop = delta.get("stop_reason")
+        if self.recovered and stop in RECOVERABLE_STOPS:
+            stop = "tool_use"
+        elif stop == "tool_use" and not self.recovered and not self._calls:
+            stop = "end_turn"  # every call was turned into text: nothing left to run
+        if stop == delta.get("stop_reason"):
+            return event.raw
+        return _rebuild(event, {**data, "delta": {**delta, "stop_reason": stop}})
 
     # ---------------------------------------------------------- emitting
     def _emit(
@@ -279,14 +310,18 @@ class StreamRecovery:
         return head + b"data: " + orjson.dumps(data) + eol + eol
 
 
-class RecoveringRewriter:
-    """:class:`StreamRewriter` followed by :class:`StreamRecovery`; the same feed/close API."""
+class TwoPassRewriter:
+    """:class:`StreamRewriter` followed by :class:`SecondPass`; the same feed/close API."""
 
     def __init__(
-        self, rt: Runtime, registered: Any = None, memory: CallMemory | None = None
+        self,
+        rt: Runtime,
+        registered: Any = None,
+        memory: CallMemory | None = None,
+        report: InboundReport | None = None,
     ) -> None:
         self.inner = StreamRewriter(rt, registered, memory)
-        self.recovery = StreamRecovery(rt, self.inner.registered, memory)
+        self.recovery = SecondPass(rt, self.inner.registered, memory, report)
 
     def feed(self, chunk: bytes) -> bytes:
         return self.recovery.events(self.inner.feed(chunk))
@@ -306,11 +341,15 @@ class ChunkRewriter(Protocol):
 
 
 def open_rewriter(
-    rt: Runtime, registered: Iterable[str] | None = None, memory: CallMemory | None = None
+    rt: Runtime,
+    registered: Iterable[str] | None = None,
+    memory: CallMemory | None = None,
+    report: InboundReport | None = None,
 ) -> ChunkRewriter:
-    """The rewriter a stream needs: with ``<tool_call>`` recovery when the rules ask for it."""
-    if rt.plan.recover_tool_calls:
-        return RecoveringRewriter(rt, registered, memory)
+    """The rewriter a stream needs: a second pass only for ``<tool_call>`` recovery or an
+    ``inbound.unmapped`` policy."""
+    if rt.plan.recover_tool_calls or rt.rules.unmapped != "pass":
+        return TwoPassRewriter(rt, registered, memory, report)
     return StreamRewriter(rt, registered, memory)
 
 
@@ -319,8 +358,9 @@ def rewrite_stream(
     chunks: Iterable[bytes],
     registered: Iterable[str] | None = None,
     memory: CallMemory | None = None,
+    report: InboundReport | None = None,
 ) -> Iterator[bytes]:
-    rw = open_rewriter(rt, registered, memory)
+    rw = open_rewriter(rt, registered, memory, report)
     for chunk in chunks:
         out = rw.feed(chunk)
         if out:
@@ -335,8 +375,9 @@ async def rewrite_stream_async(
     chunks: AsyncIterable[bytes],
     registered: Iterable[str] | None = None,
     memory: CallMemory | None = None,
+    report: InboundReport | None = None,
 ) -> AsyncIterator[bytes]:
-    rw = open_rewriter(rt, registered, memory)
+    rw = open_rewriter(rt, registered, memory, report)
     async for chunk in chunks:
         out = rw.feed(chunk)
         if out:
