@@ -35,6 +35,7 @@ from bridge_rules.model import (
     PrefixStage,
     Stage,
     Suppression,
+    WireNames,
 )
 from bridge_rules.names import Resolver
 from bridge_rules.patterns import Pattern, PatternError, compile_pattern
@@ -42,7 +43,15 @@ from bridge_rules.pins import Pin, PinError, load_pin
 from bridge_rules.repair.rules import RepairSet, compile_repair_section
 from bridge_rules.runtime import Converter, HistoryPlan, Runtime
 from bridge_rules.source import DocPath, Span
-from bridge_rules.stages import CompiledStage, Gateway, PatternStage, PrefixStrip, Strip, TableStage
+from bridge_rules.stages import (
+    CompiledStage,
+    Gateway,
+    NameGuard,
+    PatternStage,
+    PrefixStrip,
+    Strip,
+    TableStage,
+)
 from bridge_rules.stages import PrefixStage as CompiledPrefix
 from bridge_rules.textplan import compile_plan
 
@@ -345,6 +354,18 @@ class _Compiler:
             span=setting.doc.source_map.key_span(("inbound", "match_registered")),
         )
 
+    def wire_names(self) -> NameGuard:
+        layered = _layer_section(self.files, "wire_names")
+        if layered is None:
+            return NameGuard()
+        model: WireNames = layered.value
+        return NameGuard(
+            max_length=model.max_length,
+            on_invalid=model.on_invalid,
+            on_collision=model.on_collision,
+            span=layered.file.doc.source_map.key_span(("wire_names",)),
+        )
+
     def bindings(self) -> dict[str, CompiledBinding]:
         out: dict[str, CompiledBinding] = {}
         for file in self.files:
@@ -418,6 +439,7 @@ class _Compiler:
             repairs=repairs,
             gateway=self.gateway(inbound, stages),
             unmapped=inbound.value.unmapped if inbound else Inbound().unmapped,
+            wire_names=self.wire_names(),
         )
         return build_runtime(rules, plan)
 
@@ -430,6 +452,7 @@ def build_runtime(rules: CompiledRules, plan: Any) -> Runtime:
         insensitive=rules.inbound_case == "insensitive",
         local_tools=(name for name, _span in rules.local_tools),
         gateway=rules.gateway,
+        guard=rules.wire_names,
     )
     effective: dict[str, Adapter] = {
         local: adapter

@@ -200,6 +200,25 @@ class Inbound(Strict):
         ]
 
 
+class WireNames(Strict):
+    """What happens to a tool name the API would reject, and to two tools under one name."""
+
+    max_length: int = Field(
+        64, ge=1, le=1024, description="The longest wire name allowed (the API allows 64)."
+    )
+    on_invalid: Literal["error", "shorten", "pass"] = Field(
+        "error",
+        description="A wire name longer than `max_length` or with characters outside "
+        "`a-zA-Z0-9_-`: fail the request with a 400 that names the tool (`error`), send a "
+        "deterministic short name that maps back (`shorten`), or send it as is (`pass`).",
+    )
+    on_collision: Literal["error", "first"] = Field(
+        "error",
+        description="Two tools of one request under one wire name: fail the request with a "
+        "400 (`error`), or send the first and drop the others (`first`).",
+    )
+
+
 # ----------------------------------------------------------------- bindings
 # Binding (argument translation) and Repair live in model_bindings; re-exported here.
 
@@ -264,6 +283,7 @@ class RuleFile(Strict):
     gate: Gate | None = None
     names: list[Stage] | None = None
     inbound: Inbound | None = None
+    wire_names: WireNames | None = None
     bindings: list[Binding] | None = None
     repair: list[Repair] | None = Field(
         None, description="Argument repair for local tools (aliases, coercion, shorthand)."

@@ -16,7 +16,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from bridge_rules.source import Span
-from bridge_rules.stages import CompiledStage, Gateway, Hit, PrefixStage, Strip, TableStage
+from bridge_rules.stages import (
+    CompiledStage,
+    Gateway,
+    Hit,
+    NameGuard,
+    PrefixStage,
+    Strip,
+    TableStage,
+)
+from bridge_rules.wirenames import is_valid, shorten
 
 
 @dataclass(frozen=True)
@@ -123,7 +132,9 @@ class Resolver:
         local_tools: Iterable[str],
         reverse_cache_size: int = 128,
         gateway: Gateway | None = None,
+        guard: NameGuard | None = None,
     ) -> None:
+        self.guard = guard if guard is not None and guard.on_invalid == "shorten" else None
         self.stages = tuple(stages)
         self.strips = tuple(strips)
         self.gateway = gateway if gateway is not None and gateway.active else None
@@ -167,9 +178,25 @@ class Resolver:
                 trace.append(StageStep(stage.index, stage.id, stage.kind, True, detail, hit.span))
             result = Outbound(name, hit.wire, stage, hit)
             break
+        if self.guard is not None and not is_valid(result.wire, self.guard.max_length):
+            result = self._shortened(result, trace)
         if len(self._memo) < 65536:
             self._memo[name] = result
         return result
+
+    def _shortened(self, result: Outbound, trace: list[StageStep] | None) -> Outbound:
+        """``wire_names.on_invalid: shorten``: a valid name that maps back (reverse map)."""
+        guard = self.guard
+        assert guard is not None
+        short = shorten(result.wire, guard.max_length)
+        if trace is not None:
+            detail = (
+                f"'{result.wire}' is not a valid wire name (max {guard.max_length}, a-zA-Z0-9_-)"
+                f" -> shortened to '{short}'"
+            )
+            span = guard.span if guard.span is not None else Span("<defaults>")
+            trace.append(StageStep(len(self.stages), "wire_names", "guard", True, detail, span))
+        return Outbound(result.local, short, result.stage, result.hit)
 
     # ------------------------------------------------------------ reverse
     @property

@@ -155,6 +155,16 @@ class PrefixStage(CompiledStage):
 
 
 @dataclass(frozen=True)
+class NameGuard:
+    """``wire_names``: the API's name rule at run time (limit, invalid names, collisions)."""
+
+    max_length: int = 64
+    on_invalid: str = "error"
+    on_collision: str = "error"
+    span: Span | None = None
+
+
+@dataclass(frozen=True)
 class PrefixStrip:
     """An inbound prefix strip (``inbound.strip_prefixes``) with where it was written."""
 

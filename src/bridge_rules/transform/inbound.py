@@ -8,6 +8,7 @@ from typing import Any
 from bridge_rules.calls import inbound_call
 from bridge_rules.runtime import Runtime
 from bridge_rules.transform.recover import recover_tool_calls
+from bridge_rules.transform.references import references_in
 from bridge_rules.transform.results import CallMemory
 from bridge_rules.transform.unmapped import InboundReport, UnmappedPolicy
 
@@ -25,7 +26,7 @@ def rewrite_block(
 ) -> Any:
     """A ``tool_use`` block with its name mapped back and its input adapted; others as they are."""
     if not isinstance(block, dict) or block.get("type") != "tool_use":
-        return block
+        return references_in(rt, block, registered)
     name = block.get("name")
     if not isinstance(name, str):
         return block

@@ -27,6 +27,7 @@ import orjson
 from bridge_rules.calls import ToolCall, adapts_arguments, inbound_call
 from bridge_rules.runtime import Runtime
 from bridge_rules.transform.inbound import freeze
+from bridge_rules.transform.references import references_in
 from bridge_rules.transform.results import CallMemory
 
 # Two line ends in a row end an event; a CR is a line end on its own only when no LF follows.
@@ -193,7 +194,10 @@ class StreamRewriter:
     def _start(self, event: _Event, data: dict[str, Any]) -> bytes:
         block = data.get("content_block")
         if not isinstance(block, dict) or block.get("type") != "tool_use":
-            return event.raw
+            renamed = references_in(self.rt, block, self.registered)
+            if renamed is block:
+                return event.raw
+            return _rebuild(event, {**data, "content_block": renamed})
         name = block.get("name")
         if not isinstance(name, str):
             return event.raw
