@@ -23,7 +23,6 @@ when its body is already a complete call.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -39,14 +38,8 @@ RECOVERABLE_STOPS = frozenset({"end_turn", "stop_sequence", "max_tokens"})
 """Stop reasons that become ``tool_use`` once a call was recovered."""
 
 
-@dataclass(frozen=True)
-class Recovered:
-    """A call found in text, already in local shape (``call``: with repair's notes)."""
-
-    name: str
-    arguments: Any
-    call: ToolCall
-
+Recovered = ToolCall
+"""A call found in text, in local shape (with what repair noted for itself)."""
 
 Piece = str | Recovered
 
@@ -197,7 +190,7 @@ class TextScanner:
         call = inbound_call(self.rt, parsed[0], parsed[1], self.registered)
         if call.name not in self.known:
             return None
-        return Recovered(call.name, call.arguments, call)
+        return call
 
 
 def merge_text(pieces: list[Piece]) -> list[Piece]:
@@ -255,8 +248,8 @@ def recover_tool_calls(
                 out.append({**block, "text": piece})
                 continue
             ident = call_id(mid, recovered, piece)
-            if memory is not None and piece.call.notes:
-                memory.remember(ident, piece.call)
+            if memory is not None and piece.notes:
+                memory.remember(ident, piece)
             out.append(
                 {
                     "type": "tool_use",

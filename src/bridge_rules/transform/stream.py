@@ -276,8 +276,8 @@ class SecondPass:
         index = self._next
         self._next += 1
         ident = call_id(self.message_id, self.recovered, call)
-        if self.memory is not None and call.call.notes:
-            self.memory.remember(ident, call.call)
+        if self.memory is not None and call.notes:
+            self.memory.remember(ident, call)
         block = {
             "type": "tool_use",
             "id": ident,
