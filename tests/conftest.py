@@ -1,4 +1,4 @@
-"""Shared fixtures. ``shared`` is the reference material beside the checkout."""
+"""Shared fixtures. Everything the tests read lives in this repository."""
 
 from __future__ import annotations
 
@@ -7,14 +7,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
 
 
 @pytest.fixture(scope="session")
 def root() -> Path:
     return ROOT
-
-
-@pytest.fixture(scope="session")
-def shared() -> Path:
-    return SHARED

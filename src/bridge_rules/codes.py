@@ -108,6 +108,51 @@ _add(
         good=_HEAD,
     ),
     CodeDoc(
+        "BR011",
+        "unsupported YAML feature",
+        "Rule files are plain data: YAML tags (`!!omap`, `!!set`, `!!binary`, "
+        "`!!python/...`, `!custom`) and merge keys (`<<: *base`) are refused where they "
+        "are written. Share settings between files with `extends` instead.",
+        bad=_HEAD + "base: &base {api: anthropic-messages}\ngate:\n  <<: *base\n",
+        good=_HEAD + "gate:\n  api: anthropic-messages\n",
+    ),
+    CodeDoc(
+        "BR012",
+        "mapping key is not a string",
+        "Every key in a rule file is a string. A number, boolean, null or date key, or a "
+        "complex key (`? [a, b]`), is refused; quote a key that YAML would read as another type.",
+        bad=_HEAD + "names:\n  - kind: aliases\n    map: {1: One}\n",
+        good=_HEAD + "names:\n  - kind: aliases\n    map: {'1': One}\n",
+    ),
+    CodeDoc(
+        "BR013",
+        "number out of range",
+        "Numbers must be finite (`.inf` and `.nan` are refused) and integers fit in 64 bits.",
+        bad=_HEAD
+        + "bindings:\n  - local: sleep\n    wire: Sleep\n    input:\n"
+        + "      - scale: {timeout: .inf}\n",
+        good=_HEAD
+        + "bindings:\n  - local: sleep\n    wire: Sleep\n    input:\n"
+        + "      - scale: {timeout: 1000}\n",
+    ),
+    CodeDoc(
+        "BR014",
+        "string is not valid Unicode",
+        'A string holds a lone surrogate escape (`"\\ud800"`), which no UTF-8 text can carry.',
+        bad=_HEAD + 'name: "\\ud800"\n',
+        good=_HEAD + 'name: "\\u00e9"\n',
+    ),
+    CodeDoc(
+        "BR015",
+        "extends leaves the directory tree",
+        "A file may only `extends` files in its own directory or below it (symlinks are "
+        "followed before checking). This keeps a rule file from pulling in, and lint from "
+        "echoing, files elsewhere on the machine. Set `BRIDGE_RULES_ALLOW_OUTSIDE=1` to allow "
+        "it. Profiles named without a path are always allowed. Lint exits 2.",
+        bad=_HEAD + "extends: /etc/bridge-rules/base.yaml\n",
+        good=_HEAD + "extends: ./base.yaml\n# base.yaml\n" + _HEAD,
+    ),
+    CodeDoc(
         "BR101",
         "missing key",
         "A required key is absent.",

@@ -16,15 +16,18 @@ Composition is documented in ``docs/rule-format.md``:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import os
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from bridge_rules.diagnostics import Diagnostic, error
+from bridge_rules.diagnostics import Diagnostic, did_you_mean, error
 from bridge_rules.loader import Document, read_file, rule_files_in
 from bridge_rules.model import RuleFile
-from bridge_rules.resources import profile_names, profile_path
-from bridge_rules.source import Span
+from bridge_rules.resources import display_root, profile_names, profile_path
+from bridge_rules.source import Span, escape
 from bridge_rules.validate import validate_document
+
+ALLOW_OUTSIDE_ENV = "BRIDGE_RULES_ALLOW_OUTSIDE"
 
 
 @dataclass(frozen=True)
@@ -47,43 +50,80 @@ def _looks_like_path(ref: str) -> bool:
     return "/" in ref or "\\" in ref or ref.endswith((".yaml", ".yml")) or ref.startswith(".")
 
 
-def resolve_ref(ref: str, base: Path | None) -> Path | None:
-    """A profile name or a path (relative to ``base``'s directory) -> a file or directory."""
+def _candidate(ref: str, base: Path | None) -> tuple[Path, bool]:
+    """(the path ``ref`` names, whether it is a packaged profile)."""
     if not _looks_like_path(ref):
         found = profile_path(ref)
         if found is not None:
-            return found
+            return found, True
     candidate = Path(ref)
     if base is not None and not candidate.is_absolute():
         candidate = base.parent / candidate
+    return candidate, False
+
+
+def resolve_ref(ref: str, base: Path | None) -> Path | None:
+    """A profile name or a path (relative to ``base``'s directory) -> a file or directory."""
+    candidate, _profile = _candidate(ref, base)
     return candidate if candidate.exists() else None
 
 
-def _display(path: Path) -> str:
+def allow_outside_default() -> bool:
+    """``BRIDGE_RULES_ALLOW_OUTSIDE=1`` lets ``extends`` leave the extending file's directory."""
+    return os.environ.get(ALLOW_OUTSIDE_ENV, "") == "1"
+
+
+def _outside(path: Path, base: Path) -> bool:
+    """Whether ``path`` (symlinks followed) lies outside ``base``'s directory tree."""
     try:
-        return str(path.resolve().relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
+        path.resolve().relative_to(base.parent.resolve())
+    except (ValueError, OSError, RuntimeError):
+        return True
+    return False
+
+
+def _display(path: Path) -> str:
+    """A path as diagnostics and traces show it: relative to the current directory, or for a
+    shipped rule file relative to the package, else as given."""
+    resolved = path.resolve()
+    for base in (Path.cwd(), display_root()):
+        try:
+            return str(resolved.relative_to(base))
+        except ValueError:
+            continue
+    return str(path)
 
 
 class _Loader:
-    def __init__(self) -> None:
+    def __init__(self, allow_outside: bool) -> None:
+        self.allow_outside = allow_outside
         self.out = RuleSource()
         self._done: set[Path] = set()
         self._active: list[Path] = []
 
     def add_ref(self, ref: str, base: Path | None, span: Span | None) -> None:
-        path = resolve_ref(ref, base)
+        candidate, profile = _candidate(ref, base)
+        guarded = base is not None and not profile and not self.allow_outside
+        if guarded and base is not None and _outside(candidate, base):
+            self.out.diagnostics.append(
+                error(
+                    "BR015",
+                    f"'extends: {escape(ref)}' leaves the directory of the file that names it",
+                    span or Span(ref),
+                    hint=f"move the file under it, or set {ALLOW_OUTSIDE_ENV}=1 to allow this",
+                )
+            )
+            return
+        path = candidate if candidate.exists() else None
         if path is None:
             where = span or Span(ref)
             if _looks_like_path(ref):
                 self.out.diagnostics.append(error("BR001", f"no such rule file '{ref}'", where))
             else:
-                known = ", ".join(profile_names())
+                known = profile_names()
+                hint = did_you_mean(ref, known) or f"known profiles: {', '.join(known)}"
                 self.out.diagnostics.append(
-                    error(
-                        "BR008", f"unknown profile '{ref}'", where, hint=f"known profiles: {known}"
-                    )
+                    error("BR008", f"unknown profile '{ref}'", where, hint=hint)
                 )
             return
         self.add_path(path, span)
@@ -108,6 +148,9 @@ class _Loader:
         if key in self._done:
             return
         doc, diags = read_file(path, _display(path))
+        if span is not None:
+            # Name the file where the `extends` that reached it was written.
+            diags = [_at_extends(d, span) if d.span.line == 0 else d for d in diags]
         self.out.diagnostics.extend(diags)
         if doc is None:
             return
@@ -127,9 +170,21 @@ class _Loader:
         self.out.files.append(SourcedFile(rules, doc))
 
 
-def load_sources(refs: str | Path | list[str | Path] | None) -> RuleSource:
-    """Load every file a rule reference names, expanding ``extends``, base first."""
-    loader = _Loader()
+def _at_extends(diag: Diagnostic, span: Span) -> Diagnostic:
+    return replace(diag, message=f"{diag.message}: {diag.span}", span=span)
+
+
+def load_sources(
+    refs: str | Path | list[str | Path] | None, allow_outside: bool | None = None
+) -> RuleSource:
+    """Load every file a rule reference names, expanding ``extends``, base first.
+
+    ``extends`` may not leave the directory tree of the file that names it unless
+    ``allow_outside`` (default: :func:`allow_outside_default`) says so.
+    """
+    if allow_outside is None:
+        allow_outside = allow_outside_default()
+    loader = _Loader(allow_outside)
     if refs is None:
         refs = ["default"]
     if not isinstance(refs, list):

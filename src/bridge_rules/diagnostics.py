@@ -7,16 +7,25 @@ into an exit code, and only reporters turn them into text.
 
 from __future__ import annotations
 
+import difflib
 import enum
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from bridge_rules.source import Span
+from bridge_rules.source import Span, escape
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
 EXIT_INTERNAL = 3
+
+
+def did_you_mean(word: str, options: Iterable[str], cutoff: float = 0.6) -> str | None:
+    """``did you mean 'X'?`` for the closest option (case-insensitive first), else None."""
+    options = list(options)
+    folded = next((o for o in options if o.lower() == word.lower() and o != word), None)
+    match = [folded] if folded else difflib.get_close_matches(word, options, n=1, cutoff=cutoff)
+    return f"did you mean '{match[0]}'?" if match else None
 
 
 class Severity(str, enum.Enum):
@@ -48,9 +57,9 @@ class Diagnostic:
 
     def line(self) -> str:
         """The canonical one-line form: ``file:line:col: severity[CODE] message``."""
-        text = f"{self.span}: {self.severity.value}[{self.code}] {self.message}"
+        text = f"{self.span}: {self.severity.value}[{self.code}] {escape(self.message)}"
         if self.hint:
-            text += f"; {self.hint}"
+            text += f"; {escape(self.hint)}"
         return text
 
     def to_dict(self) -> dict[str, object]:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
 
 from bridge_rules.model_bindings import Binding, Repair
 
@@ -266,10 +267,17 @@ class Suppression(Strict):
 
 
 # ------------------------------------------------------------------- file
+def _exact_version(value: object) -> object:
+    """``Literal[1]`` also admits ``true`` and ``1.0`` (they compare equal to 1): refuse them."""
+    if type(value) is not int:
+        raise PydanticCustomError("literal_error", "Input should be {expected}", {"expected": "1"})
+    return value
+
+
 class RuleFile(Strict):
     """One rule file. Several files compose: later ones overlay earlier ones."""
 
-    version: Literal[1] = Field(alias="bridge-rules")
+    version: Annotated[Literal[1], BeforeValidator(_exact_version)] = Field(alias="bridge-rules")
     name: str | None = None
     description: str | None = None
     extends: str | list[str] | None = Field(

@@ -9,6 +9,7 @@ only used where a dotted path cannot say it.
 from __future__ import annotations
 
 import difflib
+import math
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -137,6 +138,8 @@ class ScaleOp(_Strict):
         for name, factor in value.items():
             if factor == 0:
                 raise ValueError(f"scale factor of '{name}' is 0; the inverse would divide by 0")
+            if not math.isfinite(factor) or not 1e-12 <= abs(factor) <= 1e12:
+                raise ValueError(f"scale factor of '{name}' must be finite, within 1e-12..1e12")
         return value
 
 
@@ -164,6 +167,36 @@ class JmesOp(_Strict):
     jmespath: JmesSpec
 
 
+class CopyOp(_Strict):
+    """``source: target``: set the target to a copy of the source when the target is absent."""
+
+    copy_: dict[str, str] = Field(alias="copy")
+
+
+class ValuesOp(_Strict):
+    """``field: {from: to}``: replace a field's value when it equals a key of the table."""
+
+    values: dict[str, dict[str, str | int | float | bool]]
+
+
+class EachSpec(_Strict):
+    in_: str = Field(alias="in", description="The array field whose object items are changed.")
+    do: list[Operation] = Field(
+        min_length=1, description="Operations applied to each object item, in order."
+    )
+
+    @field_validator("do", mode="before")
+    @classmethod
+    def _shapes(cls, value: Any) -> Any:
+        return _check_op_shapes(value)
+
+
+class EachOp(_Strict):
+    """Apply operations to every object item of an array (``todos[*]``); others stay."""
+
+    each: EachSpec
+
+
 OP_MODELS: dict[str, type[BaseModel]] = {
     "rename": RenameOp,
     "wrap": WrapOp,
@@ -178,6 +211,9 @@ OP_MODELS: dict[str, type[BaseModel]] = {
     "drop": DropOp,
     "keep": KeepOp,
     "jmespath": JmesOp,
+    "copy": CopyOp,
+    "values": ValuesOp,
+    "each": EachOp,
 }
 
 
@@ -185,7 +221,7 @@ def _op_tag(value: Any) -> str | None:
     if isinstance(value, dict):
         return next(iter(value), None) if len(value) == 1 else None
     if isinstance(value, BaseModel):
-        return next(iter(type(value).model_fields))
+        return op_kind(value)
     return None
 
 
@@ -202,13 +238,23 @@ Operation = Annotated[
     | Annotated[DefaultOp, Tag("default")]
     | Annotated[DropOp, Tag("drop")]
     | Annotated[KeepOp, Tag("keep")]
-    | Annotated[JmesOp, Tag("jmespath")],
+    | Annotated[JmesOp, Tag("jmespath")]
+    | Annotated[CopyOp, Tag("copy")]
+    | Annotated[ValuesOp, Tag("values")]
+    | Annotated[EachOp, Tag("each")],
     Discriminator(_op_tag),
 ]
 
 
 def op_kind(op: BaseModel) -> str:
-    return next(iter(type(op).model_fields))
+    """The operation's key as written (``copy``, although the field is ``copy_``)."""
+    field_name, info = next(iter(type(op).model_fields.items()))
+    return info.alias or field_name
+
+
+def op_spec(op: BaseModel) -> Any:
+    """The value under the operation's key."""
+    return getattr(op, next(iter(type(op).model_fields)))
 
 
 def _check_op_shapes(value: Any) -> Any:
@@ -232,6 +278,46 @@ def _check_op_shapes(value: Any) -> Any:
                 f"unknown operation '{key}' at [{index}] (known: {', '.join(OP_MODELS)}){hint}"
             )
     return value
+
+
+# ------------------------------------------------------------------ losses
+class Loss(_Strict):
+    """Where history replay cannot give back what was sent, said in the rule file.
+
+    The round-trip law (``tests/bindings/test_roundtrip*.py``) reads these: wire -> local ->
+    wire and local -> wire -> local must give back the original, except in the fields a
+    declaration names, when its condition holds. ``explain`` prints them.
+    """
+
+    fields: list[str] = Field(
+        min_length=1,
+        description="The fields that may not come back as sent (wire or local names); `*`: "
+        "the whole call.",
+    )
+    side: Literal["wire", "local", "both"] = Field(
+        "both",
+        description="Which round trip loses: `wire` (a model's call replayed), `local` (an "
+        "agent's call sent and read back), or `both`.",
+    )
+    when: list[str] = Field(
+        default_factory=list,
+        description="Only when every one of these fields is present in the original call.",
+    )
+    kind: Literal["value", "order"] = Field(
+        "value",
+        description="`order`: the items come back, possibly in another order; `value`: the "
+        "fields may change or disappear.",
+    )
+    why: str = Field(min_length=1, description="What is lost and why it cannot be kept.")
+
+    def describe(self) -> str:
+        what = "*" if "*" in self.fields else ", ".join(self.fields)
+        cond = f" when {' and '.join(self.when)} given" if self.when else ""
+        kind = "order of " if self.kind == "order" else ""
+        return f"{kind}{what} ({self.side}{cond}): {self.why}"
+
+
+EachSpec.model_rebuild()  # `do` holds operations, defined after it
 
 
 # ---------------------------------------------------------------- binding
@@ -259,6 +345,11 @@ class Binding(_Strict):
         "auto",
         description="Local -> wire for history replay: `auto` derives the inverse of `input`, a "
         "list declares it, `none` replays local arguments unchanged.",
+    )
+    losses: list[Loss] = Field(
+        default_factory=list,
+        description="What history replay cannot give back as sent, and why (the round-trip "
+        "law's exceptions; `explain` shows them).",
     )
     description: str | None = None
 

@@ -174,7 +174,7 @@ class Resolver:
                     )
                 continue
             if trace is not None:
-                detail = f"matched {hit.rule} -> '{hit.wire}'"
+                detail = f"matched {hit.rule} -> {hit.wire!r}"
                 trace.append(StageStep(stage.index, stage.id, stage.kind, True, detail, hit.span))
             result = Outbound(name, hit.wire, stage, hit)
             break
@@ -253,7 +253,7 @@ class Resolver:
             decider = out.stage
             if decider is not None and decider.reverse == "none":
                 continue
-            how = f"{decider.kind} '{out.hit.rule}'" if decider and out.hit else "no stage matched"
+            how = f"{decider.kind} {out.hit.rule}" if decider and out.hit else "no stage matched"
             where = out.hit.span if out.hit else None
             add(out.wire, ReverseEntry(name, how, where, identity=out.unchanged))
             if out.unchanged and decider is not None and decider.kind == "canonical":

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from bridge_rules.diagnostics import did_you_mean
 from bridge_rules.resources import schemas_dir
 
 _SPEC = re.compile(r"^(?P<product>[a-z][a-z0-9-]*)@(?P<version>[0-9][0-9A-Za-z.+-]*)$")
@@ -71,8 +72,12 @@ def load_pin(spec: str) -> Pin:
     product, version = parse_spec(spec)
     path = schemas_dir() / product / f"{version}.json"
     if not path.is_file():
-        known = ", ".join(f"{product}@{v}" for v in available(product)) or "none"
-        raise PinError(f"no pinned schemas for '{spec}' (available: {known})")
+        specs = [f"{product}@{v}" for v in available(product)]
+        near = did_you_mean(spec, specs)
+        hint = f"; {near}" if near else ""
+        raise PinError(
+            f"no pinned schemas for '{spec}' (available: {', '.join(specs) or 'none'}){hint}"
+        )
     raw = json.loads(path.read_text(encoding="utf-8"))
     tools = raw.get("tools", {})
     if isinstance(tools, list):  # pi pins list tools with their parameters

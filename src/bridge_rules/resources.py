@@ -22,6 +22,16 @@ def data_dir(name: str) -> Path:
     return _PACKAGE_DIR.parent.parent / name
 
 
+def display_root() -> Path:
+    """What shipped rule files are shown relative to when they are not under the current
+    directory: the directory holding the ``bridge_rules`` package in a wheel (so a trace says
+    ``bridge_rules/_data/rules/default.yaml``, not a long site-packages path), the checkout
+    otherwise (``rules/default.yaml``)."""
+    if (_PACKAGE_DIR / "_data").is_dir():
+        return _PACKAGE_DIR.parent
+    return _PACKAGE_DIR.parent.parent
+
+
 def rules_dir() -> Path:
     return data_dir("rules")
 

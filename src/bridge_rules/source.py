@@ -13,6 +13,28 @@ from dataclasses import dataclass
 DocPath = tuple[str | int, ...]
 
 
+def escape(text: str) -> str:
+    """Control characters as escapes, so names cannot forge lines or colours in output."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else _escape_char(ch) for ch in text)
+
+
+def _escape_char(ch: str) -> str:
+    code = ord(ch)
+    if ch == "\n":
+        return "\\n"
+    if ch == "\t":
+        return "\\t"
+    if ch == "\r":
+        return "\\r"
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    return f"\\U{code:08x}"
+
+
 @dataclass(frozen=True, order=True)
 class Span:
     """A 1-based position in a file. ``line == 0`` means "the whole file"."""
@@ -23,8 +45,8 @@ class Span:
 
     def __str__(self) -> str:
         if self.line <= 0:
-            return self.file
-        return f"{self.file}:{self.line}:{self.col}"
+            return escape(self.file)
+        return f"{escape(self.file)}:{self.line}:{self.col}"
 
     def to_dict(self) -> dict[str, object]:
         return {"file": self.file, "line": self.line, "col": self.col}
@@ -40,31 +62,42 @@ class SourceMap(Mapping[DocPath, Span]):
 
     def __init__(self, file: str) -> None:
         self.file = file
-        self._keys: dict[DocPath, Span] = {}
-        self._values: dict[DocPath, Span] = {}
+        # path -> (key line, key col, value line, value col), 1-based. Spans are made
+        # on lookup: a large table has hundreds of thousands of positions, few looked at.
+        self._pos: dict[DocPath, tuple[int, int, int, int]] = {}
 
     def add(self, path: DocPath, key: Span, value: Span | None = None) -> None:
-        self._keys[path] = key
-        self._values[path] = value or key
+        value = value or key
+        self._pos[path] = (key.line, key.col, value.line, value.col)
+
+    def add_position(self, path: DocPath, key: tuple[int, int], value: tuple[int, int]) -> None:
+        """``add`` with 1-based (line, col) pairs, for the loader's inner loop."""
+        self._pos[path] = (*key, *value)
+
+    def clear(self) -> None:
+        self._pos.clear()
 
     def key_span(self, path: DocPath) -> Span:
-        return self._nearest(self._keys, path)
+        pos = self._nearest(path)
+        return Span(self.file, pos[0], pos[1]) if pos else Span(self.file, 1, 1)
 
     def value_span(self, path: DocPath) -> Span:
-        return self._nearest(self._values, path)
+        pos = self._nearest(path)
+        return Span(self.file, pos[2], pos[3]) if pos else Span(self.file, 1, 1)
 
-    def _nearest(self, table: dict[DocPath, Span], path: DocPath) -> Span:
+    def _nearest(self, path: DocPath) -> tuple[int, int, int, int] | None:
         for end in range(len(path), 0, -1):
-            span = table.get(path[:end])
-            if span is not None:
-                return span
-        return self._keys.get((), Span(self.file, 1, 1))
+            pos = self._pos.get(path[:end])
+            if pos is not None:
+                return pos
+        return self._pos.get(())
 
     def __getitem__(self, path: DocPath) -> Span:
-        return self._keys[path]
+        pos = self._pos[path]
+        return Span(self.file, pos[0], pos[1])
 
     def __iter__(self) -> Iterator[DocPath]:
-        return iter(self._keys)
+        return iter(self._pos)
 
     def __len__(self) -> int:
-        return len(self._keys)
+        return len(self._pos)

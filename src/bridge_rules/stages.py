@@ -25,7 +25,12 @@ class Strip:
 
 @dataclass(frozen=True)
 class Hit:
-    """A stage decided: ``wire`` is the outgoing name, ``rule`` says which entry."""
+    """A stage decided: ``wire`` is the outgoing name, ``rule`` says which entry, quoted.
+
+    ``rule`` follows the stage's kind in messages ("bindings 'read: Read'", "prefix
+    'mcp__pi__'"), so it names a matcher only where a stage has several ("prefix 'mcp__'" or
+    "pattern '...'" in a passthrough stage).
+    """
 
     wire: str
     rule: str
@@ -79,7 +84,7 @@ class TableStage(CompiledStage):
         if entry is None:
             return None
         wire = name if self.keeps_name else entry[0]
-        rule = f"{key}" if self.keeps_name or self.kind == "canonical" else f"{key}: {entry[0]}"
+        rule = f"'{key}'" if self.keeps_name or self.kind == "canonical" else f"'{key}: {entry[0]}'"
         return Hit(wire, rule, entry[1])
 
     def why_not(self, name: str) -> str:
@@ -140,7 +145,7 @@ class PrefixStage(CompiledStage):
     inverse_for: str = "resolved"
 
     def match(self, name: str) -> Hit | None:
-        return Hit(self.value + name, f"prefix {self.value!r}", self.span)
+        return Hit(self.value + name, repr(self.value), self.span)
 
     def why_not(self, name: str) -> str:  # pragma: no cover - always matches
         return "always matches"

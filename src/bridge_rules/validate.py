@@ -6,7 +6,6 @@ every one is anchored through the document's source map.
 
 from __future__ import annotations
 
-import difflib
 import types
 import typing
 from collections.abc import Iterable
@@ -14,8 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from bridge_rules.diagnostics import Diagnostic, error
-from bridge_rules.loader import Document
+from bridge_rules.diagnostics import Diagnostic, did_you_mean, error
+from bridge_rules.loader import Document, describe
 from bridge_rules.model import RuleFile
 
 _TYPE_NAMES = {
@@ -30,22 +29,6 @@ _TYPE_NAMES = {
     "list_type": "a list",
 }
 _UNION_MEMBER_NAMES = {"str": "a string", "list[str]": "a list of strings"}
-
-
-def _describe(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "a mapping"
-    return type(value).__name__
 
 
 def _walk(data: Any, loc: Iterable[str | int]) -> tuple[tuple[str | int, ...], list[str], Any]:
@@ -107,11 +90,6 @@ def _models_at(loc: tuple[str | int, ...]) -> list[type[BaseModel]]:
     return out
 
 
-def _suggest(word: str, options: Iterable[str]) -> str | None:
-    match = difflib.get_close_matches(word, list(options), n=1, cutoff=0.6)
-    return f"did you mean '{match[0]}'?" if match else None
-
-
 def _translate(doc: Document, err: Any) -> Diagnostic | None:
     kind: str = err["type"]
     loc: tuple[str | int, ...] = tuple(err["loc"])
@@ -135,10 +113,10 @@ def _translate(doc: Document, err: Any) -> Diagnostic | None:
             "BR102",
             f"unknown key '{key}' in '{_dotted(path[:-1]) or 'top level'}'",
             smap.key_span(path),
-            hint=_suggest(key, options),
+            hint=did_you_mean(key, options),
         )
     if kind == "union_tag_invalid":
-        tag = str(err.get("ctx", {}).get("tag", ""))
+        tag = str(err.get("ctx", {}).get("tag", ""))[:40]
         expected = [
             t.strip(" '") for t in str(err.get("ctx", {}).get("expected_tags", "")).split(",")
         ]
@@ -146,18 +124,19 @@ def _translate(doc: Document, err: Any) -> Diagnostic | None:
             "BR107",
             f"unknown stage kind '{tag}' in '{dotted}'",
             smap.value_span((*path, "kind")),
-            hint=_suggest(tag, expected),
+            hint=did_you_mean(tag, expected),
         )
     if kind == "literal_error":
         expected = err.get("ctx", {}).get("expected", "")
         if path == ("bridge-rules",):
             return error(
                 "BR105",
-                f"unsupported rule format version {value!r}; this bridge-rules reads {expected}",
+                f"unsupported rule format version {_shown(value)}; this bridge-rules reads "
+                f"{expected}",
                 smap.value_span(path),
             )
         return error(
-            "BR104", f"'{dotted}' must be {expected}, not {value!r}", smap.value_span(path)
+            "BR104", f"'{dotted}' must be {expected}, not {_shown(value)}", smap.value_span(path)
         )
     if kind == "value_error":
         cause = err.get("ctx", {}).get("error")
@@ -168,9 +147,23 @@ def _translate(doc: Document, err: Any) -> Diagnostic | None:
         if tags and tags[-1] in _UNION_MEMBER_NAMES and loc[-1] == tags[-1]:
             want = " or ".join(_UNION_MEMBER_NAMES.values())
         return error(
-            "BR103", f"'{dotted}' must be {want}, not {_describe(value)}", smap.value_span(path)
+            "BR103", f"'{dotted}' must be {want}, not {describe(value)}", smap.value_span(path)
         )
     return error("BR106", f"invalid '{dotted}': {err['msg']}", smap.value_span(path))
+
+
+def _shown(value: Any) -> str:
+    """A value the user wrote, for a message: scalars only, short, control characters escaped.
+
+    Mappings and lists are described rather than printed, so a file reached by
+    mistake (a credentials file) does not end up in lint output.
+    """
+    if isinstance(value, (dict, list)):
+        return describe(value)
+    if isinstance(value, bool):
+        return str(value).lower()
+    text = repr(value) if isinstance(value, str) else str(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _parent_loc(loc: tuple[str | int, ...]) -> tuple[str | int, ...]:

@@ -55,7 +55,7 @@ def test_explain_json_with_registered_and_profile() -> None:
             "error[BR008] unknown profile 'no-such-profile'",
         ),
         (["explain", "read", "--rules", "./missing.yaml"], "error[BR001]"),
-        (["explain", "read", "--format", "yaml"], "unknown --format 'yaml'"),
+        (["explain", "read", "--format", "yaml"], "'yaml' is not one of 'text', 'json'"),
     ],
 )
 def test_usage_errors_exit_2_without_traceback(args: list[str], needle: str) -> None:

@@ -157,7 +157,10 @@ class FakeUpstream(ThreadingHTTPServer):
         return f"http://127.0.0.1:{self.server_address[1]}"
 
     def __enter__(self) -> FakeUpstream:
-        threading.Thread(target=self.serve_forever, daemon=True).start()
+        # A short poll interval: shutdown() waits up to one interval, once per test.
+        threading.Thread(
+            target=self.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        ).start()
         return self
 
     def handle_error(self, request: Any, client_address: Any) -> None:

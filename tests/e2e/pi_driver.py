@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+
+from npm_install import NpmInstallError, npm_install
 
 PI_PACKAGE = "@mariozechner/pi-coding-agent"
 PI_VERSION = "0.73.1"
@@ -25,37 +26,10 @@ class PiInstallError(RuntimeError):
 
 def install_pi(prefix: Path) -> Path:
     """``pi`` from ``prefix`` (a cache dir), installing it with npm the first time."""
-    binary = prefix / "node_modules" / ".bin" / "pi"
-    manifest = prefix / "node_modules" / PI_PACKAGE / "package.json"
-    if (
-        binary.exists()
-        and manifest.exists()
-        and json.loads(manifest.read_text()).get("version") == PI_VERSION
-    ):
-        return binary
-    npm = shutil.which("npm")
-    if npm is None:
-        raise PiInstallError("npm is not on PATH; the pi end-to-end tests install pi with it")
-    prefix.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run(
-        [
-            npm,
-            "install",
-            "--prefix",
-            str(prefix),
-            "--no-audit",
-            "--no-fund",
-            "--loglevel=error",
-            f"{PI_PACKAGE}@{PI_VERSION}",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    if done.returncode != 0 or not binary.exists():
-        raise PiInstallError(f"npm install {PI_PACKAGE}@{PI_VERSION} failed:\n{done.stderr}")
-    return binary
+    try:
+        return npm_install(prefix, PI_PACKAGE, PI_VERSION, "pi")
+    except NpmInstallError as exc:
+        raise PiInstallError(str(exc)) from None
 
 
 @dataclass

@@ -19,6 +19,9 @@ from servers import running_app
 import bridge_rules
 from bridge_rules.proxy import ProxyConfig, create_app
 
+# pi is installed with npm on first use: node, npm and registry access are needed.
+pytestmark = pytest.mark.e2e
+
 EDITED = HELLO.replace("42", "43")
 Scenario = tuple[str, list[dict[str, Any]], list[str], str, dict[str, Any]]
 # id, the upstream's calls, extra pi args, what the tool result must hold through the proxy,

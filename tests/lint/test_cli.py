@@ -10,6 +10,7 @@ import pytest
 
 from bridge_rules.cli.app import main
 from bridge_rules.lint import catalogue, registry
+from bridge_rules.resources import profile_names
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "fixtures"
@@ -44,13 +45,13 @@ def test_all_targets_in_one_run(capsys: pytest.CaptureFixture[str]) -> None:
     assert out.splitlines()[-1] == "12 errors, 0 warnings in 3 rule sets"
 
 
-def test_default_targets_are_the_shipped_rules(
+def test_bare_lint_checks_the_project_here(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.chdir(HERE.parents[1])
+    monkeypatch.chdir(HERE.parents[1])  # this repository: rules/ holds the shipped rules
     code, out, _ = run(capsys)
     assert code == 0
-    assert out.startswith("0 errors, 0 warnings in ")
+    assert out.startswith(f"0 errors, 0 warnings in {len(profile_names())} rule sets")
     assert "suppressed" in out
 
 
@@ -152,10 +153,12 @@ def test_codes_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["codes", "BR399"]) == 2
 
 
-def test_pre_commit_hook_runs_the_linter_on_rule_files() -> None:
+def test_pre_commit_hook_runs_when_a_discovered_file_changes(tmp_path: Path) -> None:
     import re
 
     from ruamel.yaml import YAML
+
+    from bridge_rules.lint.discover import discover
 
     hooks = YAML(typ="safe", pure=True).load(
         (HERE.parents[1] / ".pre-commit-hooks.yaml").read_text()
@@ -163,8 +166,24 @@ def test_pre_commit_hook_runs_the_linter_on_rule_files() -> None:
     (hook,) = hooks
     assert hook["id"] == "bridge-rules-lint"
     assert hook["entry"] == "bridge-rules lint"
-    assert hook["pass_filenames"] is True
+    assert hook["pass_filenames"] is False  # the hook lints what a bare `lint` discovers
     pattern = re.compile(hook["files"])
-    assert pattern.search("rules/default.yaml")
-    assert pattern.search("config/bridge-rules/team.yml")
-    assert not pattern.search(".github/workflows/ci.yaml")
+    candidates = [
+        "bridge-rules.yaml",
+        "my-bridge.bridge-rules.yml",
+        ".bridge-rules/team.yaml",
+        "rules/default.yaml",
+        "rules/profiles/opencode.yaml",
+        "my-bridge.yaml",
+        "config/rules.yaml",
+        "docs/rules/x.md",
+        ".github/workflows/ci.yaml",
+    ]
+    for name in candidates:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("bridge-rules: 1\n", encoding="utf-8")
+    found = {p.as_posix() for p in discover(tmp_path).paths}
+    found = {p.removeprefix(tmp_path.as_posix() + "/") for p in found}
+    assert found == {n for n in candidates if pattern.search(n)}
+    assert found == set(candidates[:5])
+    assert pattern.search("pyproject.toml")

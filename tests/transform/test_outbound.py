@@ -33,12 +33,11 @@ def test_tools_renamed_and_recorded(eng: Engine) -> None:
     assert result.gate_open
 
 
-def test_input_is_never_mutated(eng: Engine, shared: Path) -> None:
+def test_input_is_never_mutated(eng: Engine, root: Path) -> None:
     import orjson
 
-    payload = orjson.loads(
-        (shared / "reference/captures/pi-alltools-parallel-turn2.json").read_bytes()
-    )
+    capture = root / "tests" / "golden" / "captures" / "pi-alltools-parallel-turn2.json"
+    payload = orjson.loads(capture.read_bytes())
     before = copy.deepcopy(payload)
     result = eng.outbound(payload, env=OPEN_ENV)
     assert payload == before

@@ -211,3 +211,12 @@ def test_async_stream_recovers_too(rules: Engine) -> None:
 def test_off_by_default(eng: Engine, tmp_path: Path) -> None:
     stream = CASES["two calls in prose"]
     assert assemble(b"".join(eng.inbound_stream([stream], REGISTERED)))["stop_reason"] == "end_turn"
+
+
+def test_a_text_block_without_its_stop_ends_before_the_message(rules: Engine) -> None:
+    stream = sse([f"Ok {OPEN}{BASH}"], "max_tokens")
+    cut = stream.index(b"event: content_block_stop")
+    resumed = stream.index(b"event: ping")
+    out = assemble(run(rules, stream[:cut] + stream[resumed:]))
+    assert [b["type"] for b in out["content"]] == ["text", "tool_use"]
+    assert out["stop_reason"] == "tool_use"

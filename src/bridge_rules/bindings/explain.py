@@ -1,5 +1,6 @@
-"""The binding section of ``explain``: operations with file:line, and optionally the
-arguments after each one (produced by the same steps the runtime runs)."""
+"""The binding section of ``explain``: operations with file:line, the declared losses, and
+optionally the arguments after each one and their replay (produced by the same steps the
+runtime runs), with every difference from what was sent marked."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 from typing import Any
 
 from bridge_rules.bindings.adapter import Adapter
+from bridge_rules.bindings.roundtrip import differences
 from bridge_rules.steps import Step
 
 
@@ -23,6 +25,8 @@ def binding_section(
         b = adapter.binding
         lines.append(f"{b.local} <-> {b.wire} (schema {b.schema_}) [{adapter.span}]")
         lines.append(f"history: {adapter.history_mode}" + (" (lossy)" if adapter.lossy else ""))
+        for loss in b.losses:
+            lines.append(f"declared loss: {loss.describe()}")
     if traced:
         lines.append(f"arguments in: {_dump(args)}")
     work = dict(args) if isinstance(args, dict) else args
@@ -35,9 +39,31 @@ def binding_section(
             lines.append(f"   -> {_dump(work)}")
     if not steps:
         lines.append("no binding or repair operations: arguments pass unchanged")
+    trip = _round_trip(adapter, args, work, lines) if traced and adapter is not None else None
     return {
         "binding": None if adapter is None else {"local": adapter.local, "wire": adapter.wire},
         "operations": [s.to_dict() for s in steps],
+        "losses": [] if adapter is None else [x.model_dump() for x in adapter.binding.losses],
         "arguments": {"in": args, "after": after} if traced else None,
+        "round_trip": trip,
         "text": "\n".join(lines),
+    }
+
+
+def _round_trip(adapter: Adapter, sent: Any, local: Any, lines: list[str]) -> dict[str, Any]:
+    """The wire call history replay makes of ``local``, and how it differs from ``sent``."""
+    replayed = adapter.to_wire(local)
+    diffs = differences(adapter.binding.losses, "wire", sent, replayed)
+    lines.append(f"local call: {_dump(local)}")
+    lines.append(f"replayed:   {_dump(replayed)}")
+    if not diffs:
+        lines.append("round trip: exact")
+    for diff in diffs:
+        lines.append(f"  {'~' if diff.loss else '!'} {diff.describe()}")
+    return {
+        "local": local,
+        "replayed": replayed,
+        "exact": not diffs,
+        "lawful": all(d.loss is not None for d in diffs),
+        "differences": [d.to_dict() for d in diffs],
     }

@@ -20,7 +20,14 @@ from typing import Any
 from pydantic import BaseModel
 
 from bridge_rules import model_bindings as mb
-from bridge_rules.bindings.paths import MISSING, JsonPath, PathError, SimplePath, compile_path
+from bridge_rules.bindings.paths import (
+    MISSING,
+    JsonPath,
+    PathError,
+    SimplePath,
+    compile_path,
+    expression_problem,
+)
 from bridge_rules.steps import Fn
 
 
@@ -143,15 +150,25 @@ def _rename(mapping: dict[str, str]) -> Compiled:
 
 
 # ------------------------------------------------------------- wrap/unwrap
+def _rename_unpaired(work: dict[str, Any], names: dict[str, str]) -> None:
+    """Fields a wrap or unwrap could not pair still change dialect: each present field is
+    renamed to its name on the other side, unless that name is taken (then both stay)."""
+    for old, new in names.items():
+        if old in work and new not in work:
+            work[new] = work.pop(old)
+
+
 def _wrap_fn(into: str, fields: dict[str, str]) -> Fn:
     needed = frozenset(fields)
 
     def run(work: dict[str, Any]) -> None:
-        if not work.keys() >= needed:
+        if needed.isdisjoint(work):
             return
         existing = work.get(into, MISSING)
-        if existing is not MISSING and not isinstance(existing, list):
-            return  # nowhere to put it without losing something: leave both as sent
+        nowhere = existing is not MISSING and not isinstance(existing, list)
+        if nowhere or not work.keys() >= needed:  # a partial call, or nowhere to put it
+            _rename_unpaired(work, fields)
+            return
         item = {key: work.pop(f) for f, key in fields.items()}
         work[into] = [*existing, item] if existing is not MISSING else [item]
 
@@ -160,14 +177,14 @@ def _wrap_fn(into: str, fields: dict[str, str]) -> Fn:
 
 def _unwrap_fn(source: str, fields: dict[str, str]) -> Fn:
     keys = set(fields)
-    targets = frozenset(fields.values())
+    taken = frozenset([*fields, *fields.values()])
 
     def run(work: dict[str, Any]) -> None:
         value = work.get(source)
-        if not (isinstance(value, list) and len(value) == 1 and isinstance(value[0], dict)):
-            return
-        item = value[0]
-        if item.keys() != keys or not targets.isdisjoint(work):
+        item = value[0] if isinstance(value, list) and len(value) == 1 else None
+        # Unwrapped only when nothing at the top level would collide with the item's fields.
+        if not isinstance(item, dict) or item.keys() != keys or not taken.isdisjoint(work):
+            _rename_unpaired(work, fields)
             return
         del work[source]
         for key, field in fields.items():
@@ -205,19 +222,65 @@ def _unwrap(spec: mb.UnwrapSpec) -> Compiled:
 
 
 # ------------------------------------------------------------- merge/split
+class _Sorter:
+    """How a split assigns a merged item to a source: the longest matching prefix wins, an
+    item without one goes to the source without a prefix (if any). A merge writes only items
+    this reads back to the same source and value, so the encoding is unambiguous."""
+
+    def __init__(self, sources: list[mb.Source]) -> None:
+        self.prefixed = sorted((s for s in sources if s.prefix), key=lambda s: -len(s.prefix))
+        self.plain = next((s for s in sources if not s.prefix), None)
+
+    def sort(self, item: Any) -> tuple[mb.Source | None, Any]:
+        if isinstance(item, str):
+            for src in self.prefixed:
+                if item.startswith(src.prefix):
+                    return src, item[len(src.prefix) :]
+        return self.plain, item
+
+
+def _merged(sorter: _Sorter, src: mb.Source, value: Any) -> list[Any] | None:
+    """One source's items with its prefix, or None when one would read back differently
+    (an allowed domain starting with '-', a blocked item that is not a string)."""
+    out = []
+    for item in value if isinstance(value, list) else [value]:
+        merged = src.prefix + item if isinstance(item, str) else item
+        back, rest = sorter.sort(merged)
+        if back is not src or rest != item or type(rest) is not type(item):
+            return None
+        out.append(merged)
+    return out
+
+
 def _merge_fn(into: str, sources: list[mb.Source]) -> Fn:
+    sorter = _Sorter(sources)
+    fields = [s.field for s in sources]
+
     def run(work: dict[str, Any]) -> None:
-        items: list[Any] = []
-        found = False
-        for src in sources:
-            value = work.pop(src.field, MISSING)
-            if value is MISSING:
-                continue
-            found = True
-            for item in value if isinstance(value, list) else [value]:
-                items.append(src.prefix + item if isinstance(item, str) else item)
-        if not found:
+        present = [s for s in sources if s.field in work]
+        if not present:
             return
+        every = len(present) == len(sources) and into not in work
+        if every and all(work[f] == [] for f in fields):  # every list given, all empty: one []
+            for f in fields:
+                del work[f]
+            work[into] = []
+            return
+        items: list[Any] = []
+        used = []
+        for src in present:
+            value = work[src.field]
+            if value == []:
+                continue  # an empty list stays as sent, so it replays as sent
+            merged = _merged(sorter, src, value)
+            if merged is None:
+                return  # ambiguous: every source stays as sent
+            items.extend(merged)
+            used.append(src.field)
+        if not used:
+            return
+        for f in used:
+            del work[f]
         existing = work.get(into, MISSING)
         if isinstance(existing, list):
             items = [*existing, *items]
@@ -229,25 +292,25 @@ def _merge_fn(into: str, sources: list[mb.Source]) -> Fn:
 
 
 def _split_fn(source: str, targets: list[mb.Source]) -> Fn:
-    prefixed = sorted((t for t in targets if t.prefix), key=lambda t: -len(t.prefix))
-    plain = next((t for t in targets if not t.prefix), None)
+    sorter = _Sorter(targets)
 
     def run(work: dict[str, Any]) -> None:
         value = work.get(source, MISSING)
         if not isinstance(value, list):
             return
+        if not value:  # the one encoding of "every list given, all empty"
+            del work[source]
+            for t in targets:
+                work.setdefault(t.field, [])
+            return
         out: dict[str, list[Any]] = {}
         rest: list[Any] = []
         for item in value:
-            hit = None
-            if isinstance(item, str):
-                hit = next((t for t in prefixed if item.startswith(t.prefix)), None)
-            if hit is not None:
-                out.setdefault(hit.field, []).append(item[len(hit.prefix) :])
-            elif plain is not None:
-                out.setdefault(plain.field, []).append(item)
+            hit, bare = sorter.sort(item)
+            if hit is None:
+                rest.append(bare)
             else:
-                rest.append(item)
+                out.setdefault(hit.field, []).append(bare)
         if rest:
             work[source] = rest
         else:
@@ -438,15 +501,42 @@ def _coerce(spec: dict[str, mb.Coercion]) -> Compiled:
     return Compiled(run, _identity, None, True, text, tuple(spec), tuple(spec))
 
 
+_INT_LIMIT = 2**63
+"""Integers beyond this are not written as ints (orjson and most JSON readers stop at 64 bits)."""
+
+
+def exact_number(value: Any) -> Fraction | None:
+    """The number a JSON value denotes, exactly: a float is read through its shortest repr
+    (``1.001`` is 1001/1000, not the binary fraction nearest to it). None: not a finite number."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return Fraction(value)
+    if isinstance(value, float) and math.isfinite(value):
+        return Fraction(repr(value))
+    return None
+
+
+def json_number(result: Fraction) -> int | float | None:
+    """``result`` as a JSON number that reads back exactly: an int when integral, else the
+    float whose shortest repr is exactly ``result``; None when there is no such number."""
+    if result.denominator == 1 and abs(result.numerator) < _INT_LIMIT:
+        return result.numerator
+    as_float = result.numerator / result.denominator
+    if math.isfinite(as_float) and Fraction(repr(as_float)) == result:
+        return as_float
+    return None
+
+
 def _scaler(path: SimplePath, factor: Fraction) -> Fn:
     def run(work: dict[str, Any]) -> None:
         value = path.get(work)
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
+        exact = exact_number(value)
+        if exact is None:
             return
-        if not math.isfinite(value):
-            return
-        result = Fraction(value) * factor
-        path.set(work, result.numerator if result.denominator == 1 else float(result))
+        result = json_number(exact * factor)
+        if result is not None:  # not representable exactly: left as the client sent it
+            path.set(work, result)
 
     return run
 
@@ -468,10 +558,13 @@ def _jmespath(spec: mb.JmesSpec) -> Compiled:
     import jmespath
     from jmespath.exceptions import JMESPathError
 
+    problem = expression_problem(spec.expr, "JMESPath expression")
+    if problem is not None:
+        raise OpError("BR402", problem)
     try:
         expr = jmespath.compile(spec.expr)
-    except (JMESPathError, ValueError, TypeError) as exc:  # the lexer raises plain errors too
-        reason = " ".join(str(exc).split())
+    except (JMESPathError, ValueError, TypeError, RecursionError) as exc:  # plain errors too
+        reason = " ".join(str(exc).split())[:200]
         raise OpError("BR402", f"invalid JMESPath '{spec.expr}': {reason}") from None
     into = _simple(spec.into, "jmespath target") if spec.into is not None else None
 
@@ -493,6 +586,90 @@ def _jmespath(spec: mb.JmesSpec) -> Compiled:
     return Compiled(run, None, why, False, f"jmespath {spec.expr!r} -> {target}", (), ())
 
 
+# --------------------------------------------------------- copy / values
+def _copy(spec: dict[str, str]) -> Compiled:
+    pairs = [
+        (_simple(src, "copy source"), _simple(dst, "copy target")) for src, dst in spec.items()
+    ]
+
+    def run(work: dict[str, Any]) -> None:
+        for src, dst in pairs:
+            value = src.get(work)
+            if value is not MISSING and dst.get(work) is MISSING:
+                dst.set(work, deep_copy(value))
+
+    text = "copy " + ", ".join(f"{a} -> {b} when absent" for a, b in spec.items())
+    return Compiled(run, _identity, None, False, text, tuple(spec), tuple(spec.values()))
+
+
+def _same(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b
+
+
+def _value_mapper(path: SimplePath, table: list[tuple[Any, Any]]) -> Fn:
+    def run(work: dict[str, Any]) -> None:
+        current = path.get(work)
+        if current is MISSING or isinstance(current, (dict, list)):
+            return
+        for old, new in table:
+            if _same(current, old):
+                path.set(work, new)
+                return
+
+    return run
+
+
+def _values(spec: dict[str, dict[str, Any]]) -> Compiled:
+    fwd: list[Fn] = []
+    inv: list[Fn] = []
+    why = None
+    for key, table in spec.items():
+        path = _simple(key, "values field")
+        pairs = list(table.items())
+        fwd.append(_value_mapper(path, pairs))
+        targets = [new for _, new in pairs]
+        if any(_same(a, b) for i, a in enumerate(targets) for b in targets[i + 1 :]):
+            why = f"two values of '{key}' map to one, so the way back cannot choose"
+        inv.append(_value_mapper(path, [(new, old) for old, new in pairs]))
+    text = "values " + "; ".join(
+        f"{k}: " + ", ".join(f"{json.dumps(a)} -> {json.dumps(b)}" for a, b in t.items())
+        for k, t in spec.items()
+    )
+    inverse = None if why else _sequence(inv)
+    # Not exact: a local value that is also a table key goes back unchanged, then forward mapped.
+    return Compiled(_sequence(fwd), inverse, why, False, text, tuple(spec), tuple(spec))
+
+
+# -------------------------------------------------------------------- each
+def _applied(item: dict[str, Any], fn: Fn) -> dict[str, Any]:
+    copied = dict(item)
+    fn(copied)
+    return copied
+
+
+def _on_items(path: SimplePath, fn: Fn) -> Fn:
+    def run(work: dict[str, Any]) -> None:
+        items = path.get(work)
+        if isinstance(items, list) and any(isinstance(i, dict) for i in items):
+            path.set(work, [_applied(i, fn) if isinstance(i, dict) else i for i in items])
+
+    return run
+
+
+def _each(spec: mb.EachSpec) -> Compiled:
+    path = _simple(spec.in_, "each field")
+    inner = [compile_op(op) for op in spec.do]
+    forward = _on_items(path, _sequence([c.forward for c in inner]))
+    lossy = next((c for c in inner if c.inverse is None), None)
+    why = f"'{lossy.text}' cannot be inverted ({lossy.why_not})" if lossy else None
+    inverse = None
+    if lossy is None:
+        inverse = _on_items(path, _sequence([c.inverse for c in reversed(inner) if c.inverse]))
+    text = f"each {spec.in_}[*]: " + "; ".join(c.text for c in inner)
+    exact = all(c.exact for c in inner)
+    return Compiled(forward, inverse, why, exact, text, (spec.in_,), (spec.in_,))
+
+
 _BUILDERS: dict[str, Callable[[Any], Compiled]] = {
     "rename": _rename,
     "wrap": _wrap,
@@ -507,10 +684,12 @@ _BUILDERS: dict[str, Callable[[Any], Compiled]] = {
     "drop": _drop,
     "keep": _keep,
     "jmespath": _jmespath,
+    "copy": _copy,
+    "values": _values,
+    "each": _each,
 }
 
 
 def compile_op(op: BaseModel) -> Compiled:
     """Compile one operation model; raises :class:`OpError` for a bad path or expression."""
-    kind = mb.op_kind(op)
-    return _BUILDERS[kind](getattr(op, kind))
+    return _BUILDERS[mb.op_kind(op)](mb.op_spec(op))

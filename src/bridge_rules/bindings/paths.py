@@ -77,7 +77,31 @@ class JsonPath:
     last: str
 
 
+# Expressions are compiled by recursive-descent parsers: bound what they are given.
+MAX_EXPR_CHARS = 1000
+MAX_EXPR_DEPTH = 32
+
+
+def expression_problem(text: str, kind: str) -> str | None:
+    """Why ``text`` is too long or too deeply nested to compile, or None."""
+    if len(text) > MAX_EXPR_CHARS:
+        return f"{kind} is {len(text)} characters long; the limit is {MAX_EXPR_CHARS}"
+    depth = deepest = 0
+    for ch in text:
+        if ch in "([{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in ")]}":
+            depth -= 1
+    if deepest > MAX_EXPR_DEPTH:
+        return f"{kind} nests {deepest} brackets deep; the limit is {MAX_EXPR_DEPTH}"
+    return None
+
+
 def compile_path(text: str) -> SimplePath | JsonPath:
+    problem = expression_problem(text, "path")
+    if problem is not None:
+        raise PathError(problem)
     if not text.startswith("$"):
         if not text or any(not part for part in text.split(".")):
             raise PathError(f"'{text}' is not a field path (empty segment)")
@@ -89,7 +113,7 @@ def compile_path(text: str) -> SimplePath | JsonPath:
     try:
         expr = parse(text)
     except Exception as exc:  # jsonpath-ng raises several unrelated exception types
-        reason = " ".join(str(exc).split())
+        reason = " ".join(str(exc).split())[:200]
         raise PathError(f"invalid JSONPath '{text}': {reason}") from None
     if not (
         isinstance(expr, Child) and isinstance(expr.right, Fields) and len(expr.right.fields) == 1

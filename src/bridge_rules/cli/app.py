@@ -1,7 +1,7 @@
 """The typer application and the error policy shared by every command.
 
 Exit codes: 0 clean, 1 findings, 2 usage error or unloadable input, 3 internal
-error. A user never sees a traceback unless ``BRIDGE_RULES_DEBUG=1``.
+error (130 on Ctrl-C). A user never sees a traceback unless ``BRIDGE_RULES_DEBUG=1``.
 Command modules import their heavy dependencies inside the command body so
 ``bridge-rules --help`` stays fast.
 """
@@ -12,8 +12,10 @@ import os
 import sys
 from typing import Annotated, Any, NoReturn, Optional
 
+import click
 import typer
 
+from bridge_rules.cli.style import CHOICES, paint, set_mode
 from bridge_rules.diagnostics import EXIT_INTERNAL, EXIT_USAGE
 
 app = typer.Typer(
@@ -21,9 +23,11 @@ app = typer.Typer(
     help="Declarative rules that translate agent tool names and arguments to and from "
     "Claude Code's canonical tools.",
     no_args_is_help=True,
-    add_completion=False,
+    # `bridge-rules --install-completion bash|zsh|fish` (or --show-completion to see it).
+    add_completion=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
 
 
@@ -40,9 +44,17 @@ def _root(
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
     ),
+    color: str = typer.Option(
+        "auto",
+        "--color",
+        click_type=click.Choice(CHOICES),
+        help="Colour severities: auto (on a terminal, unless NO_COLOR is set; FORCE_COLOR "
+        "forces it), always or never.",
+    ),
 ) -> None:
     """Declarative rules that translate agent tool names and arguments to and from Claude Code's
     canonical tools."""
+    set_mode(color)
 
 
 # The `--rules` option every command that loads rules shares.
@@ -58,16 +70,40 @@ RulesOption = Annotated[
 ]
 
 
+def _color_option(value: str | None) -> None:
+    if value is not None:
+        set_mode(value)
+
+
+# `--color` after a command too (`bridge-rules lint --color never`), for the commands that
+# print severities; it overrides the one before the command.
+ColorOption = Annotated[
+    Optional[str],  # noqa: UP045 - typer needs Optional on 3.10
+    typer.Option(
+        "--color",
+        click_type=click.Choice(CHOICES),
+        callback=_color_option,
+        expose_value=False,
+        help="Colour: auto (a terminal without NO_COLOR; FORCE_COLOR forces it), always, never.",
+    ),
+]
+
+
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     """Print ``bridge-rules: error: message`` to stderr and exit."""
-    sys.stderr.write(f"bridge-rules: error: {message}\n")
+    sys.stderr.write(paint(f"bridge-rules: error: {message}\n", sys.stderr))
     raise typer.Exit(code)
+
+
+def warn(message: str) -> None:
+    """Print ``bridge-rules: warning: message`` to stderr."""
+    sys.stderr.write(paint(f"bridge-rules: warning: {message}\n", sys.stderr))
 
 
 def print_rules_error(exc: Exception) -> NoReturn:
     """Print every diagnostic of a RulesError, one line each, and exit 2."""
     for diag in getattr(exc, "diagnostics", []):
-        sys.stderr.write(diag.line() + "\n")
+        sys.stderr.write(paint(diag.line() + "\n", sys.stderr))
     raise typer.Exit(EXIT_USAGE)
 
 

@@ -5,36 +5,63 @@ from __future__ import annotations
 import sys
 from typing import Annotated, Any, Optional
 
+import click
 import typer
 
-from bridge_rules.cli.app import RulesOption, app, load_engine, split_names
+from bridge_rules.cli.app import (
+    ColorOption,
+    RulesOption,
+    app,
+    fail,
+    load_engine,
+    split_names,
+    warn,
+)
+from bridge_rules.cli.style import paint
 
 
 @app.command()
-def explain(
-    tool: Annotated[str, typer.Argument(help="The local tool name to trace, e.g. 'read'.")],
+def explain(  # noqa: PLR0917 - one parameter per CLI option
+    tool: Annotated[
+        str, typer.Argument(help="The local tool name to trace, e.g. 'read'.", metavar="TOOL")
+    ],
     rules: RulesOption = None,
     registered: Annotated[
         Optional[str],  # noqa: UP045
         typer.Option(
-            help="Comma-separated local tool names that exist (default: every name the rules know)."
+            help="Comma-separated local tool names that exist (default: every name the rules "
+            "know).",
+            metavar="NAME,...",
         ),
     ] = None,
-    fmt: Annotated[str, typer.Option("--format", "-f", help="text or json.")] = "text",
+    fmt: Annotated[
+        str,
+        typer.Option("--format", "-f", click_type=click.Choice(["text", "json"]), help="Output."),
+    ] = "text",
     args: Annotated[
         Optional[str],  # noqa: UP045
         typer.Option(
             "--args",
             help="Wire-shaped arguments as JSON; shows them after each binding and repair "
             "operation.",
+            metavar="JSON",
         ),
     ] = None,
+    any_name: Annotated[
+        bool,
+        typer.Option(
+            "--any",
+            help="Trace TOOL even when it is not a local name the rules know (or --registered "
+            "lists), without the warning and exit status 1.",
+        ),
+    ] = False,
+    color: ColorOption = None,
 ) -> None:
-    """Show why TOOL goes out under its wire name, and whether that name comes back."""
-    if fmt not in ("text", "json"):
-        from bridge_rules.cli.app import fail
+    """Show why TOOL goes out under its wire name, and whether that name comes back.
 
-        fail(f"unknown --format '{fmt}' (choose text or json)")
+    Exit status: 0 traced, 1 TOOL is not a local name the rules know (the trace is still
+    printed; --any allows it), 2 usage error or rules that do not load.
+    """
     extra: dict[str, Any] = {}
     if args is not None:
         import json
@@ -42,14 +69,30 @@ def explain(
         try:
             extra["args"] = json.loads(args)
         except ValueError as exc:
-            from bridge_rules.cli.app import fail
-
             fail(f"--args is not JSON: {exc}")
     engine = load_engine(rules)
-    explanation: Any = engine.explain(tool, registered=split_names(registered), **extra)
+    names = split_names(registered)
+    explanation: Any = engine.explain(tool, registered=names, **extra)
     if fmt == "json":
         import json
 
         sys.stdout.write(json.dumps(explanation.to_dict(), indent=2, ensure_ascii=False) + "\n")
     else:
-        sys.stdout.write(explanation.render_text())
+        sys.stdout.write(paint(explanation.render_text(), sys.stdout))
+    known = [*engine.known_locals(), *(names or ())]
+    if not any_name and tool not in known:
+        warn(_unknown(tool, known, engine))
+        raise typer.Exit(1)
+
+
+def _unknown(tool: str, known: list[str], engine: Any) -> str:
+    """Why ``tool`` is not a known local name, and what the user may have meant."""
+    from bridge_rules.diagnostics import did_you_mean
+
+    message = f"'{tool}' is not a local tool name the rules know"
+    local = engine.inbound_name(tool)
+    if local is not None and local != tool:
+        return f"{message}; '{tool}' is the wire name of '{local}': try `explain {local}`"
+    near = did_you_mean(tool, known)
+    hint = near or "pass --registered NAME,... to name the client's tools"
+    return f"{message}; {hint} (--any traces it anyway)"

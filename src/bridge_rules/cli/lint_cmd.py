@@ -4,30 +4,53 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Annotated, Optional
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Optional
 
+import click
 import typer
 
-from bridge_rules.cli.app import app, fail
+from bridge_rules.cli.app import ColorOption, app, fail, split_names, warn
+
+if TYPE_CHECKING:
+    from bridge_rules.diagnostics import Diagnostic
+    from bridge_rules.reporters import Summary
 
 FORMATS = ("text", "json", "github", "sarif")
+CodesOption = Annotated[
+    Optional[str],  # noqa: UP045 - typer needs Optional on 3.10
+    typer.Option(
+        help="Comma-separated codes or code prefixes, e.g. BR3,BR401.", metavar="CODE,..."
+    ),
+]
 
 
 @app.command()
-def lint(
+def lint(  # noqa: PLR0917 - one parameter per CLI option
     paths: Annotated[
         Optional[list[str]],  # noqa: UP045 - typer needs Optional on 3.10
         typer.Argument(
-            help="Rule files, directories or packaged profile names, each linted as its own "
-            "rule set with what it extends. Default: the packaged default rules and every "
-            "packaged profile.",
-            metavar="[PATHS]...",
+            help="Rule files, directories or packaged profile names, each file linted as its "
+            "own rule set with what it extends. Default: the project's rule files "
+            "(bridge-rules.yaml, *.bridge-rules.yaml, .bridge-rules/, rules/, or "
+            "[tool.bridge-rules] rules in pyproject.toml).",
+            metavar="[PATH]...",
+            show_default=False,
         ),
     ] = None,
+    layered: Annotated[
+        bool,
+        typer.Option(
+            "--layered",
+            help="Lint all PATHs as one composed rule set (later files override earlier ones), "
+            "as `--rules a --rules b` loads them.",
+        ),
+    ] = False,
     pin: Annotated[
         Optional[str],  # noqa: UP045
         typer.Option(
-            help="Check against this pin instead of the files' own, e.g. claude-code@2.1.0."
+            help="Check against this pin instead of the files' own, e.g. claude-code@2.1.0.",
+            metavar="PIN",
         ),
     ] = None,
     fmt: Annotated[
@@ -35,28 +58,40 @@ def lint(
         typer.Option(
             "--format",
             "-f",
-            help="text, json, github or sarif. Default: github under GitHub Actions, else text.",
+            click_type=click.Choice(FORMATS),
+            help="Report format. Default: github under GitHub Actions, else text.",
+            show_default=False,
         ),
     ] = None,
     output: Annotated[
         Optional[str],  # noqa: UP045
-        typer.Option("--output", "-o", help="Write the report to this file instead of stdout."),
+        typer.Option(
+            "--output",
+            "-o",
+            help="Write the report to this file instead of stdout.",
+            metavar="FILE",
+        ),
     ] = None,
-    strict: Annotated[bool, typer.Option(help="Warnings fail the run too.")] = False,
+    select: CodesOption = None,
+    ignore: CodesOption = None,
+    strict: Annotated[bool, typer.Option("--strict", help="Warnings fail the run too.")] = False,
+    exit_zero: Annotated[
+        bool,
+        typer.Option("--exit-zero", help="Exit 0 even with findings (still 2 for bad input)."),
+    ] = False,
+    color: ColorOption = None,
 ) -> None:
     """Check rule files against the pinned Claude Code tool schemas.
 
     Exit status: 0 clean, 1 findings (errors; with --strict warnings too),
-    2 unreadable input or usage error, 3 internal error.
+    2 unreadable input, no rule files found, or usage error, 3 internal error.
     """
     from bridge_rules.diagnostics import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, Severity
     from bridge_rules.lint.runner import lint as run_lint
     from bridge_rules.pins import Pin, PinError, load_pin
-    from bridge_rules.reporters import Summary, get
+    from bridge_rules.reporters import Summary
 
     chosen = fmt or ("github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text")
-    if chosen not in FORMATS:
-        fail(f"unknown --format '{chosen}' (choose {', '.join(FORMATS)})")
     pinned: Pin | None = None
     if pin is not None:
         try:
@@ -65,25 +100,79 @@ def lint(
             fail(str(exc))
         if pinned.product != "claude-code":
             fail(f"--pin takes a Claude Code pin (claude-code@<version>), not '{pin}'")
-    report = run_lint(list(paths) if paths else None, pinned)
-    diags = report.diagnostics
+    targets, layered = _targets(paths or [], layered)
+    report = run_lint([targets] if layered else targets, pinned)
+    diags = _filtered(report.diagnostics, split_names(select), split_names(ignore))
     summary = Summary(
         rule_sets=len(report.targets),
-        errors=report.count(Severity.ERROR),
-        warnings=report.count(Severity.WARNING),
-        infos=report.count(Severity.INFO),
+        errors=sum(1 for d in diags if d.severity is Severity.ERROR),
+        warnings=sum(1 for d in diags if d.severity is Severity.WARNING),
+        infos=sum(1 for d in diags if d.severity is Severity.INFO),
         suppressed=report.suppressed,
     )
-    reporter = get(chosen)
-    if output is None:
-        reporter(diags, summary, sys.stdout)
-    else:
-        try:
-            with open(output, "w", encoding="utf-8") as stream:
-                reporter(diags, summary, stream)
-        except OSError as exc:
-            fail(f"cannot write {output}: {exc.strerror}")
+    _write(chosen, diags, summary, output)
     if report.unloadable:
         raise typer.Exit(EXIT_USAGE)
     failing = summary.errors + (summary.warnings if strict else 0)
-    raise typer.Exit(EXIT_FINDINGS if failing else EXIT_OK)
+    raise typer.Exit(EXIT_FINDINGS if failing and not exit_zero else EXIT_OK)
+
+
+def _targets(paths: list[str], layered: bool) -> tuple[list[str | Path], bool]:
+    """The rule sets to lint: the PATHs (a directory's files one by one), or the project's."""
+    from bridge_rules.lint.discover import WHERE, DiscoveryError, discover, expand_directory
+
+    if not paths:
+        try:
+            found = discover(Path("."))
+        except DiscoveryError as exc:
+            fail(str(exc))
+        if not found.paths:
+            fail(
+                f"no rule files found here (looked for {WHERE}, and [tool.bridge-rules] "
+                "in pyproject.toml); name files or profiles, e.g. `bridge-rules lint default`"
+            )
+        return list(found.paths), layered or found.layered
+    targets: list[str | Path] = []
+    for path in paths:
+        if not layered and Path(path).is_dir():
+            files = expand_directory(Path(path))
+            if not files:
+                warn(f"{path}: no .yaml or .yml files in this directory")
+            targets.extend(files)
+        else:
+            targets.append(path)
+    return targets, layered
+
+
+def _filtered(
+    diags: list[Diagnostic], select: list[str] | None, ignore: list[str] | None
+) -> list[Diagnostic]:
+    """``--select``/``--ignore`` by code or code prefix (``BR3`` is every BR3xx)."""
+    chosen = tuple(c.upper() for c in select or ())
+    dropped = tuple(c.upper() for c in ignore or ())
+    return [
+        d
+        for d in diags
+        if (not chosen or d.code.startswith(chosen))
+        and not (dropped and d.code.startswith(dropped))
+    ]
+
+
+def _write(fmt: str, diags: list[Diagnostic], summary: Summary, output: str | None) -> None:
+    import io
+
+    from bridge_rules.cli.style import paint
+    from bridge_rules.reporters import get
+
+    reporter = get(fmt)
+    if output is None:
+        buffer = io.StringIO()
+        reporter(diags, summary, buffer)
+        text = buffer.getvalue()
+        sys.stdout.write(paint(text, sys.stdout) if fmt == "text" else text)
+        return
+    try:
+        with open(output, "w", encoding="utf-8") as stream:
+            reporter(diags, summary, stream)
+    except OSError as exc:
+        fail(f"cannot write {output}: {exc.strerror}")

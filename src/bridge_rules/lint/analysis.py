@@ -30,7 +30,7 @@ from bridge_rules.runtime import Runtime
 from bridge_rules.source import Span
 
 # Problems that mean the input could not be read at all (rather than read and found wrong).
-UNLOADABLE_CODES = frozenset({"BR001", "BR002", "BR008", "BR010"})
+UNLOADABLE_CODES = frozenset({"BR001", "BR002", "BR008", "BR010", "BR015"})
 UNUSED_SUPPRESSION = "BR308"
 
 Target = str | Path | Sequence[str | Path] | None

@@ -9,6 +9,7 @@ CLI decides exit codes).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,6 +50,9 @@ def lint_target(target: str | Path, pin: Pin | None = None) -> Analysis:
     return analyse(target, pin)
 
 
-def lint(targets: list[str | Path] | None = None, pin: Pin | None = None) -> LintReport:
-    chosen: list[str | Path] = list(targets) if targets else list(default_targets())
+def lint(
+    targets: Sequence[str | Path | Sequence[str | Path]] | None = None, pin: Pin | None = None
+) -> LintReport:
+    """Each target on its own; a target that is a list is one layered rule set."""
+    chosen = list(targets) if targets else list(default_targets())
     return LintReport([analyse(t, pin) for t in chosen])

@@ -7,6 +7,7 @@ from typing import TextIO
 
 from bridge_rules.diagnostics import Diagnostic
 from bridge_rules.reporters import Summary
+from bridge_rules.source import escape
 
 
 def _plural(count: int, word: str) -> str:
@@ -25,5 +26,5 @@ def report(diags: Sequence[Diagnostic], summary: Summary, stream: TextIO) -> Non
     for diag in diags:
         stream.write(diag.line() + "\n")
         for rel in diag.related:
-            stream.write(f"  {rel.span}: note: {rel.message}\n")
+            stream.write(f"  {rel.span}: note: {escape(rel.message)}\n")
     stream.write(summary_line(summary) + "\n")

@@ -13,6 +13,11 @@ when a rule applies, rebuilt with its own line ending:
   streaming cut by ``max_tokens``) is released untouched;
 * everything else (text, thinking, ping, comments, ``error`` after a 200) goes
   out as soon as its event is complete. An ``error`` releases held deltas first.
+
+Malformed streams never lose arguments: a second ``content_block_start`` for a block
+still held, and a ``message_delta`` or ``message_stop`` while blocks are held (their
+``content_block_stop`` never came), first flush what is held, adapted when it parses as
+a whole object and as received otherwise; the end of a truncated stream releases it.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ _EOL = re.compile(rb"\r\n|\n|\r")
 _WATCHED = (b"content_block_start", b"content_block_delta", b"content_block_stop", b"error")
 _KINDS = frozenset(w.decode() for w in _WATCHED)
 _TEXTY = b"event: content_block_delta"
+_MESSAGE_END = (b"message_delta", b"message_stop")
 
 
 @dataclass
@@ -147,6 +153,10 @@ class StreamRewriter:
     def _event(self, raw: bytes) -> bytes:
         if not self._held and raw.startswith(_TEXTY):
             return raw
+        if self._held and any(w in raw for w in _MESSAGE_END):
+            flushed = self._flush_at_message_end(raw)
+            if flushed is not None:
+                return flushed
         if not any(w in raw for w in _WATCHED):
             return raw
         event = _parse_event(raw)
@@ -192,6 +202,9 @@ class StreamRewriter:
         return raw
 
     def _start(self, event: _Event, data: dict[str, Any]) -> bytes:
+        index = data.get("index")
+        if isinstance(index, int) and index in self._held:  # a duplicate start: flush first
+            return self._flush(index) + self._start(event, data)
         block = data.get("content_block")
         if not isinstance(block, dict) or block.get("type") != "tool_use":
             renamed = references_in(self.rt, block, self.registered)
@@ -222,6 +235,14 @@ class StreamRewriter:
         return _rebuild(event, {**data, "content_block": new_block})
 
     def _stop(self, event: _Event, index: int, held: _Held) -> bytes:
+        adapted = self._adapted(index, held, event.eol, event.name is not None)
+        if adapted is None:
+            return b"".join(held.raw) + event.raw
+        return adapted + event.raw
+
+    def _adapted(self, index: int, held: _Held, eol: bytes, named: bool) -> bytes | None:
+        """The one delta carrying the adapted input, or None when the held input is not
+        a whole JSON object (it is then released as received)."""
         text = "".join(held.partial)
         args: Any = None
         if held.clean:
@@ -230,7 +251,7 @@ class StreamRewriter:
             except orjson.JSONDecodeError:
                 args = None
         if not isinstance(args, dict):
-            return b"".join(held.raw) + event.raw
+            return None
         call = inbound_call(self.rt, held.wire, args, self.registered)
         self._noted(held.id, call)
         delta = {
@@ -241,9 +262,33 @@ class StreamRewriter:
                 "partial_json": orjson.dumps(call.arguments).decode(),
             },
         }
-        head = b"event: content_block_delta" + event.eol if event.name is not None else b""
-        eol = event.eol
-        return head + b"data: " + orjson.dumps(delta) + eol + eol + event.raw
+        head = b"event: content_block_delta" + eol if named else b""
+        return head + b"data: " + orjson.dumps(delta) + eol + eol
+
+    # ------------------------------------------------ malformed streams
+    def _flush_at_message_end(self, raw: bytes) -> bytes | None:
+        """Held blocks whose stop never came go out before the message ends."""
+        event = _parse_event(raw)
+        kind = event.name
+        if kind is None and event.data_at >= 0:
+            try:
+                data = orjson.loads(event.data)
+            except orjson.JSONDecodeError:
+                return None
+            kind = data.get("type") if isinstance(data, dict) else None
+        if kind not in ("message_delta", "message_stop"):
+            return None
+        return b"".join(self._flush(index) for index in sorted(self._held)) + raw
+
+    def _flush(self, index: int) -> bytes:
+        """One held block without its stop: its deltas adapted into one (when they parse as
+        a whole object), else as received."""
+        held = self._held.pop(index)
+        if not held.raw:
+            return b""
+        first = _parse_event(held.raw[0])
+        adapted = self._adapted(index, held, first.eol, first.name is not None)
+        return b"".join(held.raw) if adapted is None else adapted
 
     def _noted(self, call_id: Any, call: ToolCall) -> None:
         if self.memory is not None and call.notes:

@@ -126,7 +126,9 @@ class SecondPass:
                 self.message_id = message["id"]
             return raw
         if kind == "message_delta":
-            return self._message_delta(event, data)
+            return self._unstopped() + self._message_delta(event, data)
+        if kind == "message_stop":
+            return self._unstopped() + raw
         index = data.get("index")
         if not isinstance(index, int):
             return raw
@@ -203,6 +205,23 @@ class SecondPass:
         if block.out is not None:
             out += self._renumbered(event, data, block.out)
         return out
+
+    def _unstopped(self) -> bytes:
+        """Blocks whose ``content_block_stop`` never came (a malformed stream) end before the
+        message does: a recovered text block's held text, a refused call's explanation."""
+        out = []
+        for index, block in sorted(self._text.items()):
+            out.append(self._emit(block, index, block.scanner.finish(), None))
+            out.append(self._close_segment(block))
+        self._text.clear()
+        for index, found in sorted(self._errors.items()):
+            stop = {"type": "content_block_stop", "index": index}
+            out.append(
+                self._unmapped(
+                    _parse_event(self._frame("content_block_stop", stop)), stop, index, found
+                )
+            )
+        return b"".join(out)
 
     def _message_delta(self, event: _Event, data: dict[str, Any]) -> bytes:
         delta = data.get("delta")

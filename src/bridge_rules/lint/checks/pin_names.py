@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from bridge_rules.diagnostics import Diagnostic, error
+from bridge_rules.diagnostics import Diagnostic, did_you_mean, error
 from bridge_rules.lint.entries import written_entries
 from bridge_rules.lint.registry import LintContext, check
 from bridge_rules.pins import Pin
@@ -26,9 +26,9 @@ def _hint(ctx: LintContext, pin: Pin, name: str) -> str | None:
     having = ctx.pins_having(name)
     if having:
         hints.append("present in " + ", ".join(p.version for p in having))
-    near = next((t for t in pin.tools if t.lower() == name.lower()), None)
-    if near is not None:
-        hints.append(f"did you mean '{near}'?")
+    near = did_you_mean(name, pin.tools)
+    if near is not None and not hints:
+        hints.append(near)
     return "; ".join(hints) or None
 
 

@@ -1,0 +1,179 @@
+"""Read rule files: bytes -> plain data + a source map, with located errors.
+
+This package is the only code that sees ruamel.yaml types (``events`` builds the
+data from parse events). It hands plain
+``dict``/``list``/``str``/``int``/``float``/``bool``/``None`` values and a
+:class:`~bridge_rules.source.SourceMap` to everything else.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bridge_rules.diagnostics import Diagnostic, error
+from bridge_rules.loader.events import C_PARSER, Builder, Refused, TooLarge, describe, parse_events
+from bridge_rules.source import SourceMap, Span
+
+__all__ = ["Document", "describe", "parse_text", "read_bytes", "read_file", "rule_files_in"]
+
+MAX_FILE_BYTES = 4 * 1024 * 1024
+# Aliases let a few lines of YAML expand to billions of nodes ("billion laughs").
+# Rule files are small; anything past this is hostile or a mistake.
+MAX_NODES = 200_000
+
+
+@dataclass(frozen=True)
+class Document:
+    """One rule file, loaded: its plain data and where every key was written."""
+
+    path: str
+    data: dict[str, Any]
+    source_map: SourceMap
+
+
+def _span_from_mark(file: str, mark: Any) -> Span:
+    if mark is None:
+        return Span(file, 1, 1)
+    return Span(file, int(mark.line) + 1, int(mark.column) + 1)
+
+
+def _decode(raw: bytes, file: str) -> tuple[str | None, list[Diagnostic]]:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        before = raw[: exc.start]
+        line = before.count(b"\n") + 1
+        col = exc.start - (before.rfind(b"\n") + 1) + 1
+        msg = f"file is not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})"
+        return None, [error("BR002", msg, Span(file, line, col))]
+    return text.removeprefix("\ufeff"), []
+
+
+def _yaml_error(file: str, exc: Exception) -> Diagnostic:
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    span = _span_from_mark(file, mark)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    context = getattr(exc, "context", None)
+    text = f"{context}: {problem}" if context else str(problem)
+    return error("BR003", f"YAML syntax error: {text}", span)
+
+
+def _document_error(file: str, exc: Exception) -> Diagnostic:
+    if isinstance(exc, Refused):
+        return exc.diag
+    if isinstance(exc, TooLarge):
+        return error(
+            "BR010",
+            f"document expands to more than {MAX_NODES} nodes (alias bomb?)",
+            Span(file, 1, 1),
+        )
+    diag = _yaml_error(file, exc)
+    if "invalid Unicode character escape" in str(getattr(exc, "problem", "")):
+        # libyaml refuses lone surrogates (and escapes above U+10FFFF) while scanning.
+        msg = "string holds an escape that is not a Unicode character (a lone surrogate?)"
+        return error("BR014", msg, diag.span)
+    return diag
+
+
+def _root(text: str, file: str, smap: SourceMap) -> tuple[Any, list[Diagnostic]]:
+    """The one document of ``text``, built into plain data (``None`` for an empty file).
+
+    libyaml parses; when it finds a syntax error, ruamel's own parser (slower, a
+    little more lenient, and the author of the messages we document) has the last word.
+    """
+    data, diags = _build(text, file, smap, C_PARSER)
+    if C_PARSER and diags and diags[0].code == "BR003":
+        smap.clear()
+        return _build(text, file, smap, False)
+    return data, diags
+
+
+def _build(text: str, file: str, smap: SourceMap, fast: bool) -> tuple[Any, list[Diagnostic]]:
+    from ruamel.yaml.error import YAMLError
+
+    builder = Builder(smap, MAX_NODES, fast)
+    events = parse_events(text, fast)
+    roots: list[Any] = []
+    try:
+        for event in events:
+            kind = type(event).__name__
+            if kind in ("StreamStartEvent", "StreamEndEvent", "DocumentEndEvent"):
+                continue
+            if kind == "DocumentStartEvent":
+                if len([r for r in roots if r is not None]) >= 1:
+                    msg = "a rule file holds one YAML document; found several"
+                    return None, [error("BR007", msg, Span(file, 1, 1))]
+                continue
+            smap.add((), builder.span(event))
+            roots.append(builder.node(event, events, (), 0))
+    except (YAMLError, Refused, TooLarge) as exc:
+        return None, [_document_error(file, exc)]
+    except RecursionError:  # pragma: no cover - MAX_DEPTH keeps well below the limit
+        return None, [error("BR010", "document is nested too deeply", Span(file, 1, 1))]
+    found = [r for r in roots if r is not None]
+    return (found[0] if found else None), []
+
+
+def parse_text(text: str, file: str) -> tuple[Document | None, list[Diagnostic]]:
+    """Parse one YAML document; report syntax errors, duplicates and bad shapes."""
+    smap = SourceMap(file)
+    data, diags = _root(text, file, smap)
+    if diags:
+        return None, diags
+    first = smap.key_span(())
+    if data is None:
+        return None, [error("BR005", "rule file is empty", Span(file, 1, 1))]
+    if not isinstance(data, dict):
+        kind = "a list" if isinstance(data, list) else f"a {type(data).__name__} scalar"
+        return None, [
+            error("BR006", f"top level must be a mapping of rule sections, not {kind}", first)
+        ]
+    return Document(file, data, smap), []
+
+
+def read_bytes(path: Path, name: str) -> tuple[bytes | None, list[Diagnostic]]:
+    """At most ``MAX_FILE_BYTES`` of a regular file.
+
+    Devices, FIFOs and sockets are refused before they are opened (``/dev/zero``
+    never ends, a FIFO blocks ``open``), and the cap applies to the bytes actually
+    read, not to what ``stat`` claims (``/proc`` files report size 0).
+    """
+    try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            kind = "a directory" if path.is_dir() else "a device, FIFO or socket"
+            return None, [error("BR001", f"expected a regular file, found {kind}", Span(name))]
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):  # swapped after the check
+                return None, [error("BR001", "expected a regular file", Span(name))]
+            raw = handle.read(MAX_FILE_BYTES + 1)
+    except FileNotFoundError:
+        return None, [error("BR001", "no such rule file", Span(name))]
+    except OSError as exc:
+        return None, [error("BR001", f"cannot read rule file: {exc.strerror}", Span(name))]
+    if len(raw) > MAX_FILE_BYTES:
+        msg = f"rule file is over {MAX_FILE_BYTES} bytes, the limit"
+        return None, [error("BR010", msg, Span(name))]
+    return raw, []
+
+
+def read_file(path: Path, display: str | None = None) -> tuple[Document | None, list[Diagnostic]]:
+    """Read and parse one rule file from disk."""
+    name = display or str(path)
+    raw, diags = read_bytes(path, name)
+    if raw is None:
+        return None, diags
+    text, diags = _decode(raw, name)
+    if text is None:
+        return None, diags
+    return parse_text(text, name)
+
+
+def rule_files_in(directory: Path) -> list[Path]:
+    """The rule files of a directory, in name order (``*.yaml`` and ``*.yml``)."""
+    files = [p for p in directory.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file()]
+    return sorted(files, key=lambda p: p.name)

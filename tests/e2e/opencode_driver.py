@@ -1,0 +1,162 @@
+"""Install and drive the real opencode CLI (npm ``opencode-ai``) offline, in a scratch dir.
+
+The recipe is the one in ../shared/reference/opencode.md: ``npm install
+opencode-ai@1.18.33`` (its optional dependency ships the binary; nothing is
+downloaded at run time), an ``opencode.json`` in the project (the snippet that
+docs/profiles/opencode.md documents: opencode's own ``anthropic`` provider with
+a ``baseURL``), a private HOME and XDG dirs, no model-list fetch and no update
+check, one ``opencode run``.
+
+opencode's grep and glob run ripgrep: without ``rg`` on PATH they fail with
+"ripgrep execution failed". ``.ci/run`` installs the Debian package ``ripgrep``
+when ``rg`` is missing; elsewhere, install it the same way.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from npm_install import NpmInstallError, npm_install
+
+OPENCODE_PACKAGE = "opencode-ai"
+OPENCODE_VERSION = "1.18.33"
+MODEL = "claude-sonnet-4-5"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "profiles" / "opencode.md"
+
+
+class SetupError(RuntimeError):
+    pass
+
+
+def install_opencode(prefix: Path) -> Path:
+    """``opencode`` from ``prefix`` (a cache dir), installing it with npm the first time."""
+    try:
+        return npm_install(prefix, OPENCODE_PACKAGE, OPENCODE_VERSION, "opencode")
+    except NpmInstallError as exc:
+        raise SetupError(str(exc)) from None
+
+
+def require_ripgrep() -> str:
+    rg = shutil.which("rg")
+    if rg is None:
+        raise SetupError(
+            "ripgrep (`rg`) is not on PATH; opencode's grep and glob need it. Install the Debian "
+            "package: apt-get install -y ripgrep (.ci/run does this)"
+        )
+    return rg
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@contextmanager
+def bridge_rules_serve(upstream: str, *rules: str) -> Iterator[str]:
+    """``bridge-rules serve --rules ...`` as a separate process; yields its base URL."""
+    port = _free_port()
+    cli = Path(sys.executable).with_name("bridge-rules")
+    args = [str(cli), "serve", "--upstream", upstream, "--port", str(port)]
+    for ref in rules:
+        args += ["--rules", ref]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            if proc.poll() is not None:
+                raise SetupError(
+                    f"bridge-rules serve exited: {proc.stderr.read() if proc.stderr else ''}"
+                )
+            try:
+                with urllib.request.urlopen(f"{url}/healthz", timeout=1) as reply:
+                    if reply.status == 200:
+                        break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise SetupError("bridge-rules serve did not answer /healthz") from None
+                time.sleep(0.1)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+
+
+@dataclass
+class OpencodeRun:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def documented_config() -> dict[str, Any]:
+    """The ``opencode.json`` snippet of docs/profiles/opencode.md (its first JSON block)."""
+    text = DOC.read_text(encoding="utf-8")
+    block = text.split("```json\n", 1)[1].split("```", 1)[0]
+    config: dict[str, Any] = json.loads(block)
+    return config
+
+
+def opencode_config(base_url: str) -> dict[str, Any]:
+    """The documented snippet pointed at ``base_url``, with a dummy key, offline settings."""
+    config = documented_config()
+    options = config["provider"]["anthropic"]["options"]
+    assert options["baseURL"] == "http://127.0.0.1:8787/v1", "the snippet changed"
+    options.update(baseURL=f"{base_url}/v1", apiKey="sk-test-not-a-key")
+    return {**config, "model": f"anthropic/{MODEL}", "autoupdate": False, "share": "disabled"}
+
+
+def run_opencode(
+    opencode: Path, home: Path, project: Path, base_url: str, prompt: str
+) -> OpencodeRun:
+    """One ``opencode run`` in ``project``; ``home`` holds its HOME and XDG dirs (a
+    session-wide one saves opencode's first-start setup on later runs)."""
+    home.mkdir(parents=True, exist_ok=True)
+    (project / "opencode.json").write_text(json.dumps(opencode_config(base_url)))
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "OPENCODE_DISABLE_MODELS_FETCH": "1",
+        "OPENCODE_DISABLE_AUTOUPDATE": "1",
+    }
+    done = subprocess.run(
+        [
+            str(opencode),
+            "run",
+            "--print-logs",
+            "--log-level",
+            "WARN",
+            "-m",
+            f"anthropic/{MODEL}",
+            prompt,
+        ],
+        cwd=project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    return OpencodeRun(done.returncode, done.stdout, done.stderr)
