@@ -139,3 +139,18 @@ def test_memory_is_bounded() -> None:
 
 def test_rules_without_strips_keep_no_memory(eng: Engine) -> None:
     assert eng.memory is None
+
+
+def test_a_recovered_call_is_remembered_too(tmp_path: Path) -> None:
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(
+        "bridge-rules: 1\nextends: pi-tool-guard\ntext:\n  recover_tool_calls: true\n",
+        encoding="utf-8",
+    )
+    guard = bridge_rules.load(str(rules))
+    text = '<tool_call>{"name": "bash", "arguments": {"command": "ls | head -n 1"}}</tool_call>'
+    out = guard.inbound({"id": "msg_r", "content": [{"type": "text", "text": text}]})
+    call = out["content"][0]
+    assert call["input"] == {"command": "ls"}
+    request = history({**call, "input": {"command": "ls"}}, "a\nb\n")
+    assert guard.outbound(request).payload["messages"][2]["content"][0]["content"] == "a\n"
