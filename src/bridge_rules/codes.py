@@ -389,6 +389,15 @@ _add(
         good=_HEAD + "local_tools: [my_tool, other]\ninbound:\n  match_registered: insensitive\n",
         severity="warning",
     ),
+    CodeDoc(
+        "BR312",
+        "limit above the API's",
+        "`wire_names.max_length` is above 64, the longest tool name the Messages API accepts: "
+        "a longer name passes the runtime check and the API refuses the request.",
+        bad=_HEAD + "wire_names:\n  max_length: 100\n",
+        good=_HEAD + "wire_names:\n  max_length: 64\n",
+        severity="warning",
+    ),
 )
 
 # ------------------------------------------------ BR4xx: bindings and repair
