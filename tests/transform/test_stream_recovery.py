@@ -8,6 +8,8 @@ from typing import Any
 
 import orjson
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from tests.transform.conftest import write_rules
 
 from bridge_rules.engine import Engine
@@ -220,3 +222,61 @@ def test_a_text_block_without_its_stop_ends_before_the_message(rules: Engine) ->
     out = assemble(run(rules, stream[:cut] + stream[resumed:]))
     assert [b["type"] for b in out["content"]] == ["text", "tool_use"]
     assert out["stop_reason"] == "tool_use"
+
+
+PARTS = [
+    "<tool_call>",
+    "</tool_call>",
+    "<tool_",
+    "</tool_",
+    '{"name": "ls", "arguments": {"path": "."}}',
+    '{"name": "rm", "arguments": {}}',
+    '{"name": "bash"',
+    " ",
+    "\n",
+    "text",
+    "ü",
+    "<",
+    ">",
+]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    parts=st.lists(st.sampled_from(PARTS), max_size=12),
+    step=st.integers(1, 9),
+    cut=st.integers(1, 64),
+    stop=st.sampled_from(["end_turn", "max_tokens", "tool_use"]),
+)
+def test_any_text_any_chunking_matches_the_message(
+    rules: Engine, parts: list[str], step: int, cut: int, stop: str
+) -> None:
+    stream = sse(["".join(parts)], stop, step=step)
+    expected = rules.inbound(assemble(stream), REGISTERED)
+    chunks = list(range(cut, len(stream), cut))
+    assert assemble(run(rules, stream, chunks)) == expected
+
+
+BLOCKS = st.one_of(
+    st.lists(st.sampled_from(PARTS), max_size=6).map("".join),
+    st.sampled_from([("mcp__pi__ls", {"path": "x"}), ("Nope", {"a": 1}), ("Bash", {})]),
+)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    blocks=st.lists(BLOCKS, max_size=4),
+    cut=st.integers(1, 80),
+    stop=st.sampled_from(["end_turn", "tool_use"]),
+)
+def test_refused_and_recovered_calls_stream_like_the_message(
+    strict: Engine, blocks: list[Any], cut: int, stop: str
+) -> None:
+    stream = sse(blocks, stop, step=4)
+    expected = strict.inbound(assemble(stream), REGISTERED)
+    assert assemble(run(strict, stream, list(range(cut, len(stream), cut)))) == expected
+
+
+@pytest.fixture(scope="module")
+def strict(tmp_path_factory: pytest.TempPathFactory) -> Engine:
+    return write_rules(tmp_path_factory.mktemp("strict"), RECOVER + "inbound:\n  unmapped: error\n")

@@ -81,6 +81,7 @@ class SecondPass:
         self.policy = UnmappedPolicy(rt, registered, report)
         self._errors: dict[int, Unmapped] = {}  # upstream index -> a call turned into text
         self._calls = 0  # tool_use blocks passed on
+        self._refused = 0  # tool_use blocks turned into text (``inbound.unmapped: error``)
         self.message_id = ""
         self.recovered = 0
         self._next = 0  # next output block index
@@ -168,6 +169,7 @@ class SecondPass:
             found = self.policy.check(name) if isinstance(name, str) else None
             if found is not None and self.policy.mode == "error":
                 self._errors[index] = found
+                self._refused += 1
                 empty = {"type": "text", "text": ""}
                 start = {"type": "content_block_start", "index": out, "content_block": empty}
                 return self._frame("content_block_start", start)
@@ -230,7 +232,7 @@ class SecondPass:
         stop = delta.get("stop_reason")
         if self.recovered and stop in RECOVERABLE_STOPS:
             stop = "tool_use"
-        elif stop == "tool_use" and not self.recovered and not self._calls:
+        elif stop == "tool_use" and self._refused and not self.recovered and not self._calls:
             stop = "end_turn"  # every call was turned into text: nothing left to run
         if stop == delta.get("stop_reason"):
             return event.raw
