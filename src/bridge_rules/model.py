@@ -236,8 +236,8 @@ class TextRules(Strict):
     recover_tool_calls: bool = Field(
         False,
         description='Turn a `<tool_call>{"name": ..., "arguments": ...}</tool_call>` a model '
-        "wrote as text in a response into a real `tool_use` block (pi-flows); only for "
-        "registered tools.",
+        "wrote as text in a response or a stream into a real `tool_use` block (pi-flows); "
+        "only for registered tools.",
     )
 
 

@@ -98,8 +98,8 @@ class UnmappedPolicy:
         if self.report is not None:
             self.report.unmapped.append(found)
         log.warning(
-            "tool call '%s' maps to no registered tool (%s); closest: %s",
-            name,
+            "tool call %s maps to no registered tool (%s); closest: %s",
+            repr(name),  # a name comes from the model: repr keeps a newline from forging lines
             "turned into a text block" if self.mode == "error" else "passed on",
             ", ".join(found.candidates) or "none",
         )
