@@ -90,7 +90,7 @@ def test_tool_call_text_recovered_when_switched_on(tmp_path: Path) -> None:
     )
     out = rules.inbound(message({"type": "text", "text": text}, stop="end_turn"), REGISTERED)
     blocks = out["content"]
-    assert blocks[0] == {"type": "text", "text": "Reading."}
+    assert blocks[0] == {"type": "text", "text": "Reading.\n"}
     assert [(b["name"], b["input"]) for b in blocks[1:]] == [
         ("ls", {"path": "."}),
         ("read", {"path": "a"}),
@@ -135,7 +135,7 @@ def test_text_around_a_call_splits_into_blocks(tmp_path: Path) -> None:
     text = 'A  <tool_call>{"name": "ls", "arguments": {}}</tool_call>\n B'
     out = rules.inbound(message({"type": "text", "text": text}, stop="end_turn"), REGISTERED)
     assert [(b["type"], b.get("text")) for b in out["content"]] == [
-        ("text", "A"),
+        ("text", "A  "),
         ("tool_use", None),
         ("text", "B"),
     ]

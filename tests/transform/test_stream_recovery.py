@@ -182,12 +182,14 @@ def test_prose_streams_at_once_and_only_a_possible_tag_is_held(rules: Engine) ->
             if line.startswith(b"data:") and b"text_delta" in line
         )
 
-    assert text("Hello world") == "Hello world"
-    assert text(", I will ") == ", I will"  # the space could precede a tag
-    assert text("<tool") == ""
-    assert text("box> and more") == " <toolbox> and more"
-    assert text('\n<tool_call>{"name": "ls", "arguments"') == ""
-    assert text(": {}}</tool_call> next") == "next"
+    assert text("  ") == ""  # whitespace opening a segment waits for text
+    assert text("Hello world") == "  Hello world"
+    assert text(", I will ") == ", I will "
+    assert text("<tool") == ""  # could still be <tool_call>
+    assert text("box> and more") == "<toolbox> and more"
+    assert text('\n<tool_call>{"name": "ls", "arguments"') == "\n"
+    assert text(": {}}</tool_call> \n") == ""
+    assert text(" next") == "next"
 
 
 def test_truncated_stream_releases_what_it_held(rules: Engine) -> None:

@@ -8,16 +8,17 @@ recovered, so prose that merely mentions the tag is left alone.
 One scanner serves both ways back. :class:`TextScanner` takes text in any
 pieces and answers with what may be released at once: text, or a recovered
 call. It holds back only what could still turn out to belong to a tag (a
-partial ``<tool_call>``, an open tag's body, and the whitespace run right before
-a tag, which a recovered call swallows). The non-streaming rewriter feeds a
+partial ``<tool_call>``, an open tag's body, and whitespace that opens a text
+segment, until something else arrives). The non-streaming rewriter feeds a
 block's whole text at once; the SSE rewriter feeds every text delta; both get
 the same pieces, so a stream and the message it would have been agree.
 
 A block's text is split at each recovered call: ``A <tool_call>…</tool_call> B``
-becomes text ``A``, the call, text ``B`` (whitespace touching the call is
-dropped, empty text is dropped). A tag left open at the end of the block (a
-``max_tokens`` cut, or ``</tool_call>`` used as a stop sequence) is recovered
-when its body is already a complete call.
+becomes text ``A ``, the call, text ``B``: whitespace after a call is dropped,
+and so is a segment with nothing but whitespace (the API refuses such text
+blocks). A tag left open at the end of the block (a ``max_tokens`` cut, or
+``</tool_call>`` used as a stop sequence) is recovered when its body is already
+a complete call.
 """
 
 from __future__ import annotations
@@ -74,14 +75,6 @@ def _partial(text: str, tag: str) -> int:
     return 0
 
 
-def _space_run(text: str, end: int) -> int:
-    """Where the run of whitespace ending at ``end`` starts."""
-    start = end
-    while start > 0 and text[start - 1].isspace():
-        start -= 1
-    return start
-
-
 class TextScanner:
     """Text in any pieces -> releasable text and recovered calls, chunking-independent."""
 
@@ -93,6 +86,7 @@ class TextScanner:
         self._space = ""  # inside a tag: the whitespace run held before it
         self._body: str | None = None  # inside a tag: what followed <tool_call>
         self._after_call = False  # drop whitespace that follows a recovered call
+        self._fresh = True  # the text segment being written has no text but whitespace yet
         self._searched = 0  # inside a tag: the body up to here holds no </tool_call>
 
     def feed(self, text: str) -> list[Piece]:
@@ -127,7 +121,13 @@ class TextScanner:
                 out.append(text)
         self._pending = ""
         self._after_call = False
+        self._fresh = True
         return out
+
+    @property
+    def plain(self) -> bool:
+        """Nothing held: text without ``<`` would come out exactly as it went in."""
+        return self._body is None and not self._pending and not self._fresh
 
     def release(self) -> str:
         """Everything held, as text (a stream that ended without closing the block)."""
@@ -146,20 +146,24 @@ class TextScanner:
                 return False
             self._after_call = False
         at = text.find(OPEN)
-        if at >= 0:
-            space = _space_run(text, at)
-            if space:
-                out.append(text[:space])
-            self._space = text[space:at]
-            self._body = text[at + len(OPEN) :]
-            self._pending = ""
-            return True
-        keep = len(text) - _partial(text, OPEN)
-        keep = _space_run(text, keep)
-        if keep:
-            out.append(text[:keep])
-        self._pending = text[keep:]
-        return False
+        end = at if at >= 0 else len(text) - _partial(text, OPEN)
+        before = text[:end]
+        self._space = ""
+        if self._fresh and not before.strip():
+            # only whitespace in this segment so far: a recovered call would leave it empty
+            if at < 0:
+                self._pending = text
+                return False
+            self._space = before
+        elif before:
+            out.append(before)
+            self._fresh = False
+        if at < 0:
+            self._pending = text[end:]
+            return False
+        self._body = text[at + len(OPEN) :]
+        self._pending = ""
+        return True
 
     def _close(self, out: list[Piece]) -> None:
         """Inside a tag: settle it once ``</tool_call>`` arrives (or the body is too long)."""
@@ -171,15 +175,17 @@ class TextScanner:
             if len(body) > _MAX_BODY + len(CLOSE):
                 out.append(self._space + OPEN + body)
                 self._body, self._space, self._searched = None, "", 0
+                self._fresh = False
             return
         self._searched = 0
         rest = body[end + len(CLOSE) :]
         call = self._call(body[:end].strip())
         if call is not None:
             out.append(call)
-            self._after_call = True
+            self._after_call = self._fresh = True
         else:
             out.append(self._space + OPEN + body[: end + len(CLOSE)])
+            self._fresh = False
         self._body, self._space = None, ""
         self._pending = rest
 

@@ -110,6 +110,8 @@ class SecondPass:
     def _event(self, raw: bytes) -> bytes:
         if b"message_start" not in raw and b"message_delta" not in raw and b'"index"' not in raw:
             return raw
+        if self._plain_text(raw):
+            return raw
         event = _parse_event(raw)
         if event.data_at < 0:
             return raw
@@ -145,6 +147,22 @@ class SecondPass:
             del self._text[index]
             return self._text_stop(event, data, block, index)
         return self._renumbered(event, data, self._index.get(index, index))
+
+    def _plain_text(self, raw: bytes) -> bool:
+        """Prose in a text block with nothing held goes out as it came, unparsed.
+
+        Only when the one open text block keeps its index, the delta cannot hold a ``<``
+        (also not escaped), and the scanner holds nothing: then the scanner would release
+        the delta's text unchanged, so parsing it would change nothing.
+        """
+        if len(self._text) != 1 or b'"text_delta"' not in raw:
+            return False
+        if b"<" in raw or b"\\u003" in raw or b"message_" in raw:
+            return False
+        ((up, block),) = self._text.items()
+        if block.out != up or not block.scanner.plain:
+            return False
+        return b'"index":%d,' % up in raw or b'"index":%d}' % up in raw
 
     def _renumbered(self, event: _Event, data: dict[str, Any], out: int) -> bytes:
         if data.get("index") == out:
