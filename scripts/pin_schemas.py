@@ -5,6 +5,7 @@ Maintainer script (needs node, npm and network access to the npm registry)::
 
     python scripts/pin_schemas.py 2.1.0 2.1.322 2.1.330       # rewrite the pins
     python scripts/pin_schemas.py --check 2.1.330               # exit 1 if a pin differs
+    python scripts/pin_schemas.py 2.1.330 --runtime tests/pins/data/claude-code@2.1.330.json
 
 For each version, in a scratch directory: ``npm pack @anthropic-ai/claude-code@X``,
 take ``package/sdk-tools.d.ts``, run ``ts-json-schema-generator@2.9.0 --type '*'
@@ -232,7 +233,57 @@ def build_pin(
         "aliases": aliases,
         "mapping_evidence": ordered(evidence),
     }
+    pin["provenance"] = provenance(pin, version)
     return pin, problems
+
+
+def provenance(pin: dict[str, Any], version: str) -> dict[str, Any]:
+    """How the pin was made (docs/pins.md); deterministic, so a rebuilt pin is byte-identical."""
+    sources: list[dict[str, Any]] = [{"method": "type-declarations", "source": pin["source"]}]
+    captured = sorted(n for n, how in pin["mapping_evidence"].items() if how == "runtime-capture")
+    if captured:
+        sources.append(
+            {
+                "method": "runtime-capture",
+                "source": f"npm:@anthropic-ai/claude-code@{version}: bridge-rules pin capture",
+                "tools": captured,
+            }
+        )
+    return {
+        "method": "+".join(s["method"] for s in sources),
+        "agent": "claude-code",
+        "version": version,
+        "sha256": tools_digest(pin["tools"]),
+        "sources": sources,
+    }
+
+
+def tools_digest(tools: dict[str, Any]) -> str:
+    """``bridge_rules.pins.tools_digest`` again: the script runs without the package."""
+    text = json.dumps(tools, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def add_runtime_tools(pin: dict[str, Any], captured: dict[str, Any], version: str) -> list[str]:
+    """Add the tools a runtime capture has and the d.ts lacks (Skill, SendMessage, ListAgents).
+
+    A runtime capture is the truth for which tools exist; the d.ts only declares the
+    tools that have an input interface. ``captured`` is a pin made by ``bridge-rules pin
+    capture`` (or a ``{name: input_schema}`` table). Returns the names added.
+    """
+    tools = captured.get("tools", captured)
+    known = set(pin["tools"]) | {a for names in pin["aliases"].values() for a in names}
+    added = sorted(n for n in tools if n not in known and not n.startswith("mcp__"))
+    for name in added:
+        entry = tools[name]
+        schema = dict(entry.get("input_schema", entry))
+        schema.pop("$schema", None)
+        pin["tools"][name] = schema
+        pin["mapping_evidence"][name] = "runtime-capture"
+    for key in ("tools", "mapping_evidence"):
+        pin[key] = {k: pin[key][k] for k in sorted(pin[key], key=str.lower)}
+    pin["provenance"] = provenance(pin, version)
+    return added
 
 
 def render(pin: dict[str, Any]) -> str:
@@ -287,6 +338,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="compare, write nothing")
     parser.add_argument("--scratch", type=Path, help="reuse this scratch directory")
     parser.add_argument("--sums-only", action="store_true", help="only rewrite SHA256SUMS")
+    parser.add_argument(
+        "--runtime",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="PIN",
+        help="a runtime capture of one of the versions (bridge-rules pin capture); its tools "
+        "that the d.ts lacks are added. Repeat for several versions.",
+    )
     args = parser.parse_args(argv)
     if args.sums_only:
         write_sums()
@@ -298,6 +358,10 @@ def main(argv: list[str] | None = None) -> int:
         for version in args.versions:
             dts, generated = fetch_and_generate(version, scratch)
             pin, problems = build_pin(version, dts, generated)
+            for capture in args.runtime:
+                doc = json.loads(capture.read_text(encoding="utf-8"))
+                if str(doc.get("version")) == version:
+                    add_runtime_tools(pin, doc, version)
             for problem in problems:
                 sys.stderr.write(f"{version}: self-check: {problem}\n")
             text = render(pin)

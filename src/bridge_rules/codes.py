@@ -235,7 +235,9 @@ _add(
     CodeDoc(
         "BR204",
         "unknown pin",
-        "`pin` or `local_pin` names a version with no pinned schemas in `schemas/`.",
+        "`pin` or `local_pin` names a pin found nowhere on the pin search path (`--pins`, "
+        "`BRIDGE_RULES_PINS`, `.bridge-rules/pins/`, the user's pins, the packaged ones; see "
+        "docs/pins.md). The message lists where it looked; `bridge-rules pin capture` makes one.",
         bad=_HEAD + "pin: claude-code@9.9.9\n",
         good=_HEAD + "pin: claude-code@2.1.330\n",
     ),

@@ -182,6 +182,7 @@ class _Compiler:
         self.files = tuple(source.files)
         self.diags: list[Diagnostic] = list(source.diagnostics)
         self.pin_span: Span | None = None
+        self.pin_failed = False  # a declared pin that BR204 reported: no BR205 on top of it
 
     def pin(self, attr: str) -> tuple[Pin | None, Span | None]:
         for file in reversed(self.files):
@@ -192,7 +193,8 @@ class _Compiler:
             try:
                 return load_pin(spec), span
             except PinError as exc:
-                self.diags.append(error("BR204", str(exc), span))
+                self.diags.append(error("BR204", str(exc), span, hint=exc.hint))
+                self.pin_failed = self.pin_failed or attr == "pin"
                 return None, span
         return None, None
 
@@ -258,7 +260,7 @@ class _Compiler:
     ) -> TableStage:
         entries: dict[str, tuple[str, Span]] = {}
         if model.from_pin:
-            if pin is None:
+            if pin is None and not self.pin_failed:
                 self.diags.append(
                     error(
                         "BR205",
@@ -267,7 +269,7 @@ class _Compiler:
                         hint="add e.g. 'pin: claude-code@2.1.330'",
                     )
                 )
-            else:
+            elif pin is not None:
                 pin_span = self.pin_span or draft.span
                 entries.update({n: (n, pin_span) for n in pin.tools})
         entries.update({n: (n, draft.entry_spans.get(n, draft.span)) for n in model.names})
@@ -383,7 +385,7 @@ class _Compiler:
             for index, name in enumerate(file.rules.local_tools):
                 out.setdefault(name, file.doc.source_map.key_span(("local_tools", index)))
         if local_pin is not None:
-            where = Span(f"schemas/{local_pin.product}/{local_pin.version}.json")
+            where = Span(local_pin.location)
             for name in local_pin.tools:
                 out.setdefault(name, where)
         return out

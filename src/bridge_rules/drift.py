@@ -10,14 +10,12 @@ required-ness.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from bridge_rules.compiled import CompiledRules
 from bridge_rules.pins import Pin
-from bridge_rules.resources import schemas_dir
 from bridge_rules.source import Span
 
 
@@ -62,13 +60,6 @@ class DriftReport:
         return "\n".join(lines) + "\n"
 
 
-def _interfaces(pin: Pin) -> dict[str, str]:
-    path = schemas_dir() / pin.product / f"{pin.version}.json"
-    raw = json.loads(path.read_text(encoding="utf-8"))
-    table = raw.get("interfaces", {})
-    return {k: v for k, v in table.items() if isinstance(v, str)}
-
-
 def fields(schema: Any, prefix: str = "") -> dict[str, bool]:
     """Dotted field paths of a schema -> whether each is required."""
     out: dict[str, bool] = {}
@@ -100,7 +91,7 @@ def _field_changes(tool: str, old: Any, new: Any) -> Iterator[Change]:
 
 def compare(old: Pin, new: Pin) -> DriftReport:
     report = DriftReport(old, new)
-    old_if, new_if = _interfaces(old), _interfaces(new)
+    old_if, new_if = old.interfaces, new.interfaces
     by_iface = {iface: name for name, iface in new_if.items()}
     matched: dict[str, str] = {}
     for name in old.tools:

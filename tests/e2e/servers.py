@@ -15,13 +15,15 @@ from bridge_rules.proxy.server import UVICORN_OPTIONS
 
 
 @contextmanager
-def running_app(app: Any) -> Iterator[str]:
+def running_app(app: Any, thread_name: str | None = None) -> Iterator[str]:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     server = uvicorn.Server(uvicorn.Config(app, **UVICORN_OPTIONS))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread = threading.Thread(
+        target=server.run, kwargs={"sockets": [sock]}, daemon=True, name=thread_name
+    )
     thread.start()
     deadline = time.monotonic() + 10
     while not server.started:

@@ -90,7 +90,7 @@ def test_pi_through_the_proxy(
 ) -> None:
     _, calls, extra, expect, history = scenario
     upstream.script.tool_calls = calls
-    app = create_app(ProxyConfig(upstream=upstream.url), bridge_rules.load())
+    app = create_app(ProxyConfig(upstream=upstream.url), bridge_rules.load().runtime)
     with running_app(app) as url:
         run = run_pi(pi, tmp_path, url, "Do the thing.", *extra)
     assert run.returncode == 0, run.stderr

@@ -34,7 +34,7 @@ ASK: Any = [{"role": "user", "content": "Read hello.txt"}]
 @pytest.fixture
 def client(upstream: FakeUpstream) -> Iterator[anthropic.Anthropic]:
     upstream.script.tool_calls = [{"name": "Read_ide", "input": {"file_path": "hello.txt"}}]
-    app = create_app(ProxyConfig(upstream=upstream.url), bridge_rules.load())
+    app = create_app(ProxyConfig(upstream=upstream.url), bridge_rules.load().runtime)
     with running_app(app) as url:
         yield anthropic.Anthropic(base_url=url, api_key="sk-ant-dummy", max_retries=0)
 
@@ -94,7 +94,7 @@ def test_sdk_count_tokens(client: anthropic.Anthropic, upstream: FakeUpstream) -
 def test_sdk_sees_proxy_faults_as_api_errors(upstream: FakeUpstream) -> None:
     dead = FakeUpstream()
     dead.server_close()  # a port nobody listens on
-    app = create_app(ProxyConfig(upstream=dead.url), bridge_rules.load())
+    app = create_app(ProxyConfig(upstream=dead.url), bridge_rules.load().runtime)
     with running_app(app) as url:
         sdk = anthropic.Anthropic(base_url=url, api_key="sk-ant-dummy", max_retries=0)
         with pytest.raises(anthropic.APIStatusError) as info:

@@ -42,14 +42,28 @@ def test_checksums_are_recorded_for_every_pin() -> None:
 REFERENCE_PIN_SHA256 = "b621363ff709b8177e785a3224b9f32b3a81ae9daf48940d5584e5e01adf7731"
 
 
-def test_latest_pin_is_the_reference_pin() -> None:
-    pinned = (ROOT / "schemas" / "claude-code" / "2.1.330.json").read_bytes()
-    assert hashlib.sha256(pinned).hexdigest() == REFERENCE_PIN_SHA256
+def test_latest_pin_is_the_reference_pin_plus_what_the_binary_sends() -> None:
+    """2.1.330 is the d.ts reference pin plus the tools a runtime capture has and it lacks."""
+    packaged = json.loads((ROOT / "schemas" / "claude-code" / "2.1.330.json").read_text())
+    capture = ROOT / "tests" / "pins" / "data" / "claude-code@2.1.330.json"
+    captured = json.loads(capture.read_text())["tools"]
+    assert set(captured) <= set(packaged["tools"])
+    added = sorted(n for n, how in packaged["mapping_evidence"].items() if how == "runtime-capture")
+    assert added == ["ListAgents", "SendMessage", "Skill"]
+    for name in added:
+        schema = {k: v for k, v in captured[name]["input_schema"].items() if k != "$schema"}
+        assert packaged["tools"][name] == schema
+    assert packaged["provenance"]["method"] == "type-declarations+runtime-capture"
+    for name in added:
+        del packaged["tools"][name], packaged["mapping_evidence"][name]
+    del packaged["provenance"]
+    rendered = _script().render(packaged).encode()
+    assert hashlib.sha256(rendered).hexdigest() == REFERENCE_PIN_SHA256
 
 
 def test_pins_show_real_drift() -> None:
-    assert available("claude-code") == ["2.1.0", "2.1.322", "2.1.330"]
-    old, cited, latest = (load_pin(f"claude-code@{v}") for v in available("claude-code"))
+    assert available("claude-code") == ["2.1.0", "2.1.322", "2.1.330", "2.1.331"]
+    old, cited, latest = (load_pin(f"claude-code@{v}") for v in ("2.1.0", "2.1.322", "2.1.330"))
     assert {"TaskOutput", "KillShell", "Task"} <= set(old.tools)
     assert not {"TaskOutput", "KillShell", "Task"} & set(latest.tools)
     assert "KillShell" in latest.aliases["TaskStop"]

@@ -41,8 +41,8 @@ def test_lint_is_clean_against_both_pins() -> None:
         "claude-code@2.1.330",
         "opencode@1.18.33",
     )
-    # The one suppression: Skill, a tool the real 2.1.330 sends but its pin lacks.
-    assert [d.code for d in report.suppressed] == ["BR301"]
+    # No suppressions: Skill, the one the profile had, is in the 2.1.330 pin since issue 10.
+    assert report.suppressed == []
 
 
 OUTBOUND_NAMES = [

@@ -1,13 +1,13 @@
-"""An engine double for the proxy's mechanics tests.
+"""A rewriter double for the proxy's mechanics tests.
 
 It rewrites visibly (a marker key each way) and records what the proxy handed
 it, so a test can tell which body went where without depending on the rules.
-The real engine is exercised by tests/e2e.
+The real rules (a Runtime) are exercised by tests/e2e and test_proxy_hostile.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,8 +37,8 @@ class MarkingEngine:
     def inbound(self, message: dict[str, Any], registered: list[str] | None = None) -> Any:
         return {**message, "x_inbound": registered}
 
-    async def inbound_stream_async(
-        self, chunks: AsyncIterable[bytes], registered: list[str] | None = None
+    async def stream(
+        self, chunks: AsyncIterator[bytes], registered: list[str]
     ) -> AsyncIterator[bytes]:
         self.stream_registered.append(registered)
         async for chunk in chunks:

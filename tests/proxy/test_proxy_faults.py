@@ -32,7 +32,7 @@ def make_proxy(upstream: FakeUpstream) -> Iterator[MakeProxy]:
 
         def make(engine: Any = None, **options: Any) -> str:
             config = ProxyConfig(upstream=options.pop("upstream", upstream.url), **options)
-            app = create_app(config, engine or MarkingEngine())
+            app = create_app(config, rewriter=engine or MarkingEngine())
             return stack.enter_context(running_app(app))
 
         yield make

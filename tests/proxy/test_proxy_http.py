@@ -33,7 +33,7 @@ def make_proxy(upstream: FakeUpstream) -> Iterator[MakeProxy]:
         def make(**options: Any) -> tuple[str, MarkingEngine]:
             engine = MarkingEngine()
             config = ProxyConfig(upstream=options.pop("upstream", upstream.url), **options)
-            return stack.enter_context(running_app(create_app(config, engine))), engine
+            return stack.enter_context(running_app(create_app(config, rewriter=engine))), engine
 
         yield make
 

@@ -28,7 +28,7 @@ HEADERS = {"x-api-key": "sk-ant-api-SECRETKEY", "authorization": "Bearer SECRETT
 
 
 def exchange(upstream: FakeUpstream, **options: Any) -> None:
-    app = create_app(ProxyConfig(upstream=upstream.url, **options), MarkingEngine())
+    app = create_app(ProxyConfig(upstream=upstream.url, **options), rewriter=MarkingEngine())
     with running_app(app) as url:
         httpx.post(url + "/v1/messages?beta=true&api_key=SECRETQ", json=REQUEST, headers=HEADERS)
         with httpx.stream("POST", url + "/v1/messages", json={**REQUEST, "stream": True}) as r:

@@ -51,10 +51,17 @@ def _root(
         help="Colour severities: auto (on a terminal, unless NO_COLOR is set; FORCE_COLOR "
         "forces it), always or never.",
     ),
+    pins: Annotated[
+        Optional[list[str]],  # noqa: UP045 - typer needs Optional on 3.10
+        typer.Option(help="A directory of pins, searched first; repeat. See docs/pins.md."),
+    ] = None,
 ) -> None:
     """Declarative rules that translate agent tool names and arguments to and from Claude Code's
     canonical tools."""
+    from bridge_rules.pins import use_dirs
+
     set_mode(color)
+    use_dirs(pins or [])
 
 
 # The `--rules` option every command that loads rules shares.
@@ -137,6 +144,7 @@ COMMAND_MODULES = (
     "drift_cmd",
     "transform_cmd",
     "serve_cmd",
+    "pin_cmd",
 )
 
 

@@ -35,7 +35,7 @@ def drift(
     try:
         old, new = load_pin(from_pin), load_pin(to_pin)
     except PinError as exc:
-        fail(str(exc))
+        fail(exc.describe())
     if old.product != new.product:
         fail(f"cannot compare {old.spec} with {new.spec}: different products")
     compiled = load_engine(rules).rules if rules else None

@@ -97,7 +97,7 @@ def lint(  # noqa: PLR0917 - one parameter per CLI option
         try:
             pinned = load_pin(pin)
         except PinError as exc:
-            fail(str(exc))
+            fail(exc.describe())
         if pinned.product != "claude-code":
             fail(f"--pin takes a Claude Code pin (claude-code@<version>), not '{pin}'")
     targets, layered = _targets(paths or [], layered)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from bridge_rules.proxy.app import EngineLike, ProxyApp, create_app
+from bridge_rules.proxy.app import ProxyApp, create_app
 from bridge_rules.proxy.config import ProxyConfig
+from bridge_rules.proxy.rewrite import Rewriter, RuntimeRewriter
 
-__all__ = ["EngineLike", "ProxyApp", "ProxyConfig", "create_app"]
+__all__ = ["ProxyApp", "ProxyConfig", "Rewriter", "RuntimeRewriter", "create_app"]

@@ -1,9 +1,11 @@
-"""The proxy as a plain ASGI app: read, rewrite (through the engine), forward, rewrite back.
+"""The proxy as a plain ASGI app: read, rewrite (through the Runtime), forward, rewrite back.
 
 Stateless by design: the gate decision comes from the request's own ``model``
 and the reverse name map from its own ``tools[]`` (``OutboundResult.registered``),
 so any number of workers or replicas can serve any request. All name and
-argument logic lives in the engine; this module only moves bytes and faults.
+argument logic lives in the transform layer; this module only moves bytes and
+faults. Routes the proxy answers itself are a table (:attr:`ProxyApp.routes`);
+everything else is forwarded.
 """
 
 from __future__ import annotations
@@ -11,76 +13,47 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import AsyncIterable, AsyncIterator, Mapping
+from collections.abc import Awaitable, Callable
 from contextlib import suppress
-from typing import Any, Protocol
+from typing import Any
 
-import httpx
-import orjson
-
-from bridge_rules.proxy.body import ClientGone, parse_payload, read_body
+from bridge_rules import jsonio
+from bridge_rules.proxy.body import ClientGone, check_headers, parse_payload, read_body
 from bridge_rules.proxy.config import ProxyConfig
 from bridge_rules.proxy.errors import ProxyError, UpstreamAborted
 from bridge_rules.proxy.forward import Exchange, forward
+from bridge_rules.proxy.gcpause import freeze_loaded, paused_gc
 from bridge_rules.proxy.obs import AccessRecord, DebugLog, configure_logging, omit_text
 from bridge_rules.proxy.reply import JSON, Message, Receive, Reply, Send
+from bridge_rules.proxy.rewrite import Rewriter, RuntimeRewriter
+from bridge_rules.proxy.upstream import Upstream
+from bridge_rules.runtime import Runtime
 
 log = logging.getLogger("bridge_rules.proxy")
 
 REWRITTEN_PATHS = frozenset({"/v1/messages", "/v1/messages/count_tokens"})
-HEALTH = orjson.dumps({"status": "ok"})
+HEALTH = jsonio.dumps({"status": "ok"})
+
+Route = Callable[[Exchange], Awaitable[None]]
 
 
-class OutboundLike(Protocol):
-    @property
-    def payload(self) -> dict[str, Any]: ...
-    @property
-    def renames(self) -> Mapping[str, str]: ...
-    @property
-    def gate_open(self) -> bool: ...
-    @property
-    def registered(self) -> list[str]: ...
-
-
-class EngineLike(Protocol):
-    """The part of :class:`bridge_rules.Engine` the proxy relies on."""
-
-    def outbound(self, payload: dict[str, Any], model: str | None = None) -> OutboundLike: ...
-
-    def inbound(self, message: dict[str, Any], registered: list[str] | None = None) -> Any: ...
-
-    def inbound_stream_async(
-        self, chunks: AsyncIterable[bytes], registered: list[str] | None = None
-    ) -> AsyncIterator[bytes]: ...
-
-
-def _new_client(config: ProxyConfig) -> httpx.AsyncClient:
-    timeout = httpx.Timeout(config.timeout, connect=config.connect_timeout)
-    limits = httpx.Limits(max_connections=None, max_keepalive_connections=256)
-    client = httpx.AsyncClient(timeout=timeout, limits=limits, follow_redirects=False)
-    # Forward exactly what the client sent: no httpx defaults the client did not ask for.
-    for name in ("accept", "accept-encoding", "user-agent"):
-        del client.headers[name]
-    return client
+async def healthz(ex: Exchange) -> None:
+    await ex.reply.full(200, [(b"content-type", JSON)], HEALTH)
 
 
 class ProxyApp:
-    def __init__(self, engine: EngineLike, config: ProxyConfig) -> None:
-        self.engine = engine
+    def __init__(self, rewriter: Rewriter, config: ProxyConfig) -> None:
+        self.rewriter = rewriter
         self.config = config
+        self.upstream = Upstream(config)
         self.debug = DebugLog(config.debug_log, config.log_prompts) if config.debug_log else None
-        self._client: httpx.AsyncClient | None = None
-
-    @property
-    def client(self) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = _new_client(self.config)
-        return self._client
+        self.routes: dict[tuple[str, str], Route] = {
+            ("GET", "/healthz"): healthz,
+            ("HEAD", "/healthz"): healthz,
+        }
 
     async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
+        await self.upstream.aclose()
         if self.debug is not None:
             self.debug.close()
 
@@ -94,6 +67,7 @@ class ProxyApp:
         while True:
             msg = await receive()
             if msg["type"] == "lifespan.startup":
+                self.upstream.session()  # the pool exists before the first request
                 await send({"type": "lifespan.startup.complete"})
             elif msg["type"] == "lifespan.shutdown":
                 await self.aclose()
@@ -110,7 +84,7 @@ class ProxyApp:
             record.error = exc.error_type
             if reply.started:
                 raise UpstreamAborted(exc.message) from None
-            await reply.error(exc.status, exc.message)
+            await reply.error(exc.status, exc.message, close=exc.close)
         except ClientGone:
             record.status, record.error = 499, "client_disconnected"
         except UpstreamAborted as exc:
@@ -131,36 +105,45 @@ class ProxyApp:
                 self.debug.write(ex.debug_record())
 
     async def _handle(self, ex: Exchange, receive: Receive) -> None:
-        method, path = ex.scope["method"], ex.scope["path"]
-        if path == "/healthz" and method in ("GET", "HEAD"):
-            await ex.reply.full(200, [(b"content-type", JSON)], HEALTH)
+        scope, config = ex.scope, self.config
+        check_headers(scope, config.max_headers, config.max_header_bytes)
+        method, path = scope["method"], scope["path"]
+        route = self.routes.get((method, path))
+        if route is not None:
+            await route(ex)
             return
-        ex.body = await read_body(ex.scope, receive, self.config.max_body_bytes)
+        ex.body = await read_body(scope, receive, config.max_body_bytes, config.body_timeout)
         ex.reply.record.bytes_in = len(ex.body)
         if method == "POST" and path in REWRITTEN_PATHS:
             self._outbound(ex)
-        await self._until_disconnect(forward(self, ex), receive, ex.reply.record)
+        work = forward(self.upstream, self.rewriter, ex)
+        await self._until_disconnect(work, receive, ex.reply.record)
 
     def _outbound(self, ex: Exchange) -> None:
-        payload = parse_payload(ex.body)
-        model = payload.get("model")
-        record = ex.reply.record
-        record.model = model if isinstance(model, str) else None
-        record.stream = payload.get("stream") is True
-        try:
-            result = self.engine.outbound(payload, model=record.model)
-        except Exception as exc:
-            log.error("engine failed on the request: %s: %s", type(exc).__name__, exc)
-            raise ProxyError(
-                500, f"bridge-rules could not rewrite the request ({type(exc).__name__})"
-            ) from None
-        record.gate = result.gate_open
-        record.renames = dict(result.renames)
-        ex.result = result
-        if self.debug is not None:
-            ex.debug["request_body"] = self.debug.body(payload)
-            if result.gate_open:
-                ex.debug["upstream_body"] = self.debug.body(result.payload)
+        with paused_gc():
+            payload = parse_payload(ex.body)
+            model = payload.get("model")
+            record = ex.reply.record
+            record.model = model if isinstance(model, str) else None
+            record.stream = payload.get("stream") is True
+            try:
+                result = self.rewriter.outbound(payload, record.model)
+            except RecursionError:
+                raise ProxyError(
+                    400, "request body is nested too deeply for bridge-rules to rewrite"
+                ) from None
+            except Exception as exc:
+                log.error("the rewrite failed on the request: %s: %s", type(exc).__name__, exc)
+                raise ProxyError(
+                    500, f"bridge-rules could not rewrite the request ({type(exc).__name__})"
+                ) from None
+            record.gate = result.gate_open
+            record.renames = dict(result.renames)
+            ex.result = result
+            if self.debug is not None:
+                ex.debug["request_body"] = self.debug.body(payload)
+                if result.gate_open:
+                    ex.debug["upstream_body"] = self.debug.body(result.payload)
 
     async def _until_disconnect(self, work: Any, receive: Receive, record: AccessRecord) -> None:
         """Run ``work``; if the client goes away first, cancel it (and so the upstream call)."""
@@ -187,20 +170,26 @@ class ProxyApp:
         record.status, record.error = 499, "client_disconnected"
 
 
-def create_app(config: ProxyConfig, engine: EngineLike | None = None) -> ProxyApp:
-    """The app for ``config``; ``engine`` defaults to the rules the config names."""
-    if engine is None:
-        from bridge_rules.engine import load
+def create_app(
+    config: ProxyConfig, runtime: Runtime | None = None, *, rewriter: Rewriter | None = None
+) -> ProxyApp:
+    """The app for ``config``: ``rewriter`` if given, else the rules of ``runtime``, else
+    the rules the config names."""
+    if rewriter is None:
+        if runtime is None:
+            from bridge_rules.ruleset import load_runtime
 
-        engine = load(list(config.rules) or None)
-    assert engine is not None
-    return ProxyApp(engine, config)
+            runtime = load_runtime(list(config.rules) or None)
+        rewriter = RuntimeRewriter(runtime)
+    return ProxyApp(rewriter, config)
 
 
 def app_from_env() -> ProxyApp:
     """Factory for ``uvicorn --factory`` worker processes (config in the environment)."""
     configure_logging()
-    return create_app(ProxyConfig.from_env())
+    app = create_app(ProxyConfig.from_env())
+    freeze_loaded()
+    return app
 
 
-__all__ = ["EngineLike", "OutboundLike", "ProxyApp", "app_from_env", "create_app", "omit_text"]
+__all__ = ["ProxyApp", "Route", "app_from_env", "create_app", "omit_text"]

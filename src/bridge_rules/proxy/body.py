@@ -1,17 +1,39 @@
-"""Reading and parsing the client's request body, with a size limit."""
+"""Reading and checking the client's request: header limits, body size and time, JSON."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
-import orjson
-
+from bridge_rules import jsonio
 from bridge_rules.proxy.errors import ProxyError
 from bridge_rules.proxy.reply import Message, Receive
+
+_timeout: Any = getattr(asyncio, "timeout", None)
 
 
 class ClientGone(Exception):
     """The client disconnected before its request was complete."""
+
+
+def check_headers(scope: Message, max_count: int, max_bytes: int) -> None:
+    """431 for a request with too many headers or too many header bytes; O(headers)."""
+    headers = scope["headers"]
+    if len(headers) > max_count:
+        raise ProxyError(
+            431,
+            f"the request has {len(headers)} headers; this proxy accepts at most {max_count} "
+            "(bridge-rules serve --max-headers)",
+            close=True,
+        )
+    size = sum(len(n) + len(v) for n, v in headers)
+    if size > max_bytes:
+        raise ProxyError(
+            431,
+            f"the request's headers are {size} bytes; this proxy accepts at most {max_bytes} "
+            "(bridge-rules serve --max-header-bytes)",
+            close=True,
+        )
 
 
 def _declared_length(scope: Message) -> int | None:
@@ -24,12 +46,28 @@ def _declared_length(scope: Message) -> int | None:
     return None
 
 
-async def read_body(scope: Message, receive: Receive, limit: int) -> bytes:
-    """The whole body, or 413 when it is (or says it will be) larger than ``limit``.
+async def read_body(scope: Message, receive: Receive, limit: int, timeout: float) -> bytes:
+    """The whole body; 413 when it is (or says it will be) larger than ``limit``, 408 when
+    it has not all arrived within ``timeout`` seconds.
 
     An oversized body is still drained (up to twice the limit) before the 413 is
     sent, so the client reads the answer instead of a reset connection.
     """
+    try:
+        if _timeout is not None:  # Python 3.11+: a timer, no extra task per request
+            async with _timeout(timeout):
+                return await _read(scope, receive, limit)
+        return await asyncio.wait_for(_read(scope, receive, limit), timeout)
+    except asyncio.TimeoutError:
+        raise ProxyError(
+            408,
+            f"the request body did not arrive within {timeout:g}s "
+            "(bridge-rules serve --body-timeout)",
+            close=True,
+        ) from None
+
+
+async def _read(scope: Message, receive: Receive, limit: int) -> bytes:
     declared = _declared_length(scope)
     too_big = declared is not None and declared > limit
     chunks: list[bytes] = []
@@ -54,6 +92,7 @@ async def read_body(scope: Message, receive: Receive, limit: int) -> bytes:
             413,
             f"request body is {shown} bytes; this proxy accepts at most {limit} "
             "(bridge-rules serve --max-body-bytes)",
+            close=more,
         )
     return b"".join(chunks)
 
@@ -67,8 +106,8 @@ def parse_payload(body: bytes) -> dict[str, Any]:
     if not body.strip():
         raise ProxyError(400, "request body is empty; expected a JSON object")
     try:
-        payload = orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
+        payload = jsonio.loads(body)
+    except jsonio.JSONDecodeError as exc:
         raise ProxyError(400, f"request body is not valid JSON: {exc}") from None
     if not isinstance(payload, dict):
         kind = _JSON_KINDS.get(type(payload), "value")

@@ -8,6 +8,10 @@ from dataclasses import asdict, dataclass, field
 
 ENV_VAR = "BRIDGE_RULES_SERVE_CONFIG"
 DEFAULT_MAX_BODY = 32 * 1024 * 1024  # the Messages API's own request limit is 32 MB
+DEFAULT_MAX_HEADERS = 100
+DEFAULT_MAX_HEADER_BYTES = 64 * 1024
+DEFAULT_BODY_TIMEOUT = 60.0
+DEFAULT_MAX_SSE_EVENT = 16 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -19,6 +23,10 @@ class ProxyConfig:
     connect_timeout: float = 10.0
     debug_log: str | None = None
     log_prompts: bool = False
+    max_headers: int = DEFAULT_MAX_HEADERS  # more request headers than this: 431
+    max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES  # names + values; more: 431
+    body_timeout: float = DEFAULT_BODY_TIMEOUT  # seconds to receive a request body: else 408
+    max_sse_event_bytes: int = DEFAULT_MAX_SSE_EVENT  # one event of a rewritten stream
 
     @property
     def base(self) -> str:

@@ -3,7 +3,7 @@ surfaces the API's own (``{"type":"error","error":{"type":..., "message":...}}``
 
 from __future__ import annotations
 
-import orjson
+from bridge_rules import jsonio
 
 # HTTP status -> the error ``type`` the Anthropic API uses for it.
 ERROR_TYPES = {
@@ -11,8 +11,10 @@ ERROR_TYPES = {
     401: "authentication_error",
     403: "permission_error",
     404: "not_found_error",
+    408: "invalid_request_error",
     413: "request_too_large",
     429: "rate_limit_error",
+    431: "invalid_request_error",
     500: "api_error",
     502: "api_error",
     503: "api_error",
@@ -24,10 +26,11 @@ ERROR_TYPES = {
 class ProxyError(Exception):
     """A fault the client is told about with an Anthropic-shaped error body."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, *, close: bool = False) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.close = close  # the request was not read whole: end the connection after this
 
     @property
     def error_type(self) -> str:
@@ -40,7 +43,7 @@ class UpstreamAborted(Exception):
 
 
 def error_body(status: int, message: str) -> bytes:
-    return orjson.dumps(
+    return jsonio.dumps(
         {
             "type": "error",
             "error": {"type": ERROR_TYPES.get(status, "api_error"), "message": message},
@@ -50,5 +53,5 @@ def error_body(status: int, message: str) -> bytes:
 
 def sse_error_event(message: str, error_type: str = "api_error") -> bytes:
     """The SSE ``error`` event the API itself sends when a stream fails mid-way."""
-    data = orjson.dumps({"type": "error", "error": {"type": error_type, "message": message}})
+    data = jsonio.dumps({"type": "error", "error": {"type": error_type, "message": message}})
     return b"event: error\ndata: " + data + b"\n\n"

@@ -10,6 +10,7 @@ replaced by its length, unless prompts were asked for explicitly.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import threading
 import time
@@ -17,8 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-import orjson
-
+from bridge_rules import jsonio
 from bridge_rules.proxy.errors import UpstreamAborted
 
 ACCESS_LOGGER = "bridge_rules.proxy.access"
@@ -83,19 +83,24 @@ class AccessRecord:
 
     def emit(self) -> None:
         if access_logger.isEnabledFor(logging.INFO):
-            access_logger.info(orjson.dumps(self.to_dict()).decode())
+            access_logger.info(jsonio.dumps(self.to_dict()).decode())
 
 
-def omit_text(value: Any, key: str | None = None) -> Any:
+OMIT_DEPTH = 64  # deeper containers are logged as one placeholder
+
+
+def omit_text(value: Any, key: str | None = None, depth: int = 0) -> Any:
     """A JSON value with every free-text string replaced by ``<N chars omitted>``."""
     if isinstance(value, str):
         if key in _STRUCTURAL:
             return value
         return f"<{len(value)} chars omitted>"
+    if isinstance(value, (dict, list)) and depth >= OMIT_DEPTH:
+        return f"<nested deeper than {OMIT_DEPTH} levels omitted>"
     if isinstance(value, dict):
-        return {k: omit_text(v, k) for k, v in value.items()}
+        return {k: omit_text(v, k, depth + 1) for k, v in value.items()}
     if isinstance(value, list):
-        return [omit_text(v, key) for v in value]
+        return [omit_text(v, key, depth + 1) for v in value]
     return value
 
 
@@ -105,7 +110,9 @@ class DebugLog:
     def __init__(self, path: str | Path, log_prompts: bool = False) -> None:
         self.log_prompts = log_prompts
         self._lock = threading.Lock()
-        self._file: IO[bytes] = Path(path).open("ab")  # noqa: SIM115 - lives as long as the app
+        # Created owner-only: even with prompts omitted it holds ids, tool names and headers.
+        fd = os.open(Path(path), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        self._file: IO[bytes] = os.fdopen(fd, "ab")
 
     def body(self, value: Any) -> Any:
         return value if self.log_prompts else omit_text(value)
@@ -116,7 +123,7 @@ class DebugLog:
         return f"<{len(data)} bytes omitted>"
 
     def write(self, record: dict[str, Any]) -> None:
-        line = orjson.dumps(record, default=str) + b"\n"
+        line = jsonio.dumps(record) + b"\n"
         with self._lock:
             self._file.write(line)
             self._file.flush()

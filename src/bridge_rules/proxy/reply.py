@@ -47,5 +47,8 @@ class Reply:
         await self._send({"type": "http.response.start", "status": status, "headers": headers})
         await self._send({"type": "http.response.body", "body": body, "more_body": False})
 
-    async def error(self, status: int, message: str) -> None:
-        await self.full(status, [(b"content-type", JSON)], error_body(status, message))
+    async def error(self, status: int, message: str, close: bool = False) -> None:
+        headers = [(b"content-type", JSON)]
+        if close:
+            headers.append((b"connection", b"close"))
+        await self.full(status, headers, error_body(status, message))

@@ -14,12 +14,14 @@ import uvicorn
 
 from bridge_rules.proxy.app import ProxyApp
 from bridge_rules.proxy.config import ENV_VAR, ProxyConfig
+from bridge_rules.proxy.gcpause import freeze_loaded
 from bridge_rules.proxy.obs import configure_logging
 
 UVICORN_OPTIONS: dict[str, Any] = {
     "access_log": False,  # ours is structured and says more
     "server_header": False,  # the upstream's own headers go back, not ours
     "date_header": False,
+    "proxy_headers": False,  # the proxy never reads the client address; skip the middleware
     "lifespan": "on",
     "log_level": "warning",
 }
@@ -29,6 +31,7 @@ def serve(config: ProxyConfig, app: ProxyApp, host: str, port: int, workers: int
     """Serve until interrupted; several workers share one listening socket."""
     configure_logging()
     if workers <= 1:
+        freeze_loaded()
         uvicorn.Server(uvicorn.Config(app, host=host, port=port, **UVICORN_OPTIONS)).run()
         return
     os.environ[ENV_VAR] = config.to_env()

@@ -26,8 +26,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-import orjson
-
+from bridge_rules import jsonio
 from bridge_rules.calls import ToolCall, inbound_call
 from bridge_rules.runtime import Runtime
 from bridge_rules.transform.results import CallMemory
@@ -49,16 +48,16 @@ def _parse(body: str) -> tuple[str, dict[str, Any]] | None:
     if len(body) > _MAX_BODY:
         return None
     try:
-        obj = orjson.loads(body)
-    except orjson.JSONDecodeError:
+        obj = jsonio.loads(body)
+    except jsonio.JSONDecodeError:
         return None
     if not isinstance(obj, dict) or not isinstance(obj.get("name"), str):
         return None
     args = obj.get("arguments", obj.get("args", obj))
     if isinstance(args, str):
         try:
-            args = orjson.loads(args)
-        except orjson.JSONDecodeError:
+            args = jsonio.loads(args)
+        except jsonio.JSONDecodeError:
             return None
     if not isinstance(args, dict):
         return None
@@ -215,7 +214,7 @@ def merge_text(pieces: list[Piece]) -> list[Piece]:
 
 def call_id(message_id: str, index: int, call: Recovered) -> str:
     """Deterministic: the same response recovers the same ids (streamed or not)."""
-    body = orjson.dumps(call.arguments).decode()
+    body = jsonio.dumps(call.arguments).decode()
     seed = f"{message_id}:{index}:{call.name}{body}".encode("utf-8", "surrogatepass")
     return "toolu_br" + hashlib.sha256(seed).hexdigest()[:24]
 

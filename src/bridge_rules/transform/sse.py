@@ -27,8 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
+from bridge_rules import jsonio
 from bridge_rules.calls import ToolCall, adapts_arguments, inbound_call
 from bridge_rules.runtime import Runtime
 from bridge_rules.transform.inbound import freeze
@@ -92,7 +91,7 @@ def _is_data(line: bytes) -> bool:
 
 def _rebuild(event: _Event, data: Any) -> bytes:
     """The event with its data replaced; other fields, comments and the line ending kept."""
-    payload = b"data: " + orjson.dumps(data)
+    payload = b"data: " + jsonio.dumps(data)
     lines = []
     for i, line in enumerate(event.lines):
         if i == event.data_at:
@@ -169,8 +168,8 @@ class StreamRewriter:
         if event.data_at < 0:
             return raw
         try:
-            data: Any = orjson.loads(event.data)
-        except orjson.JSONDecodeError:
+            data: Any = jsonio.loads(event.data)
+        except jsonio.JSONDecodeError:
             return raw
         if kind is None and isinstance(data, dict) and isinstance(data.get("type"), str):
             kind = data["type"]
@@ -247,8 +246,8 @@ class StreamRewriter:
         args: Any = None
         if held.clean:
             try:
-                args = orjson.loads(text) if text.strip() else {}
-            except orjson.JSONDecodeError:
+                args = jsonio.loads(text) if text.strip() else {}
+            except jsonio.JSONDecodeError:
                 args = None
         if not isinstance(args, dict):
             return None
@@ -259,11 +258,11 @@ class StreamRewriter:
             "index": index,
             "delta": {
                 "type": "input_json_delta",
-                "partial_json": orjson.dumps(call.arguments).decode(),
+                "partial_json": jsonio.dumps(call.arguments).decode(),
             },
         }
         head = b"event: content_block_delta" + eol if named else b""
-        return head + b"data: " + orjson.dumps(delta) + eol + eol
+        return head + b"data: " + jsonio.dumps(delta) + eol + eol
 
     # ------------------------------------------------ malformed streams
     def _flush_at_message_end(self, raw: bytes) -> bytes | None:
@@ -272,8 +271,8 @@ class StreamRewriter:
         kind = event.name
         if kind is None and event.data_at >= 0:
             try:
-                data = orjson.loads(event.data)
-            except orjson.JSONDecodeError:
+                data = jsonio.loads(event.data)
+            except jsonio.JSONDecodeError:
                 return None
             kind = data.get("type") if isinstance(data, dict) else None
         if kind not in ("message_delta", "message_stop"):

@@ -26,8 +26,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-import orjson
-
+from bridge_rules import jsonio
 from bridge_rules.runtime import Runtime
 from bridge_rules.transform.recover import (
     RECOVERABLE_STOPS,
@@ -116,8 +115,8 @@ class SecondPass:
         if event.data_at < 0:
             return raw
         try:
-            data: Any = orjson.loads(event.data)
-        except orjson.JSONDecodeError:
+            data: Any = jsonio.loads(event.data)
+        except jsonio.JSONDecodeError:
             return raw
         if not isinstance(data, dict):
             return raw
@@ -324,7 +323,7 @@ class SecondPass:
             "input": {},
         }
         self.recovered += 1
-        partial = orjson.dumps(call.arguments).decode()
+        partial = jsonio.dumps(call.arguments).decode()
         return b"".join(
             [
                 self._frame(
@@ -346,7 +345,7 @@ class SecondPass:
     def _frame(self, name: str, data: dict[str, Any]) -> bytes:
         eol = self._eol
         head = b"event: " + name.encode() + eol if self._named else b""
-        return head + b"data: " + orjson.dumps(data) + eol + eol
+        return head + b"data: " + jsonio.dumps(data) + eol + eol
 
 
 class TwoPassRewriter:

@@ -1,0 +1,172 @@
+"""The servers bench_proxy.py measures against, each run as its own process.
+
+* ``upstream``: a canned Anthropic Messages endpoint (uvicorn, like the proxy): it
+  reads the whole body and answers a fixed message, as JSON or SSE as asked.
+* ``bare``: a forwarder on the proxy's own stack (uvicorn + httptools + uvloop, and
+  an aiohttp client, or httpcore with ``--client httpcore``) that does nothing but
+  move bytes: the floor any proxy on this stack pays.
+
+``python benchmarks/proxy_servers.py upstream PORT`` /
+``python benchmarks/proxy_servers.py bare PORT UPSTREAM_URL [--workers N] [--client C]``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+
+OPTIONS: dict[str, Any] = {
+    "access_log": False,
+    "server_header": False,
+    "date_header": False,
+    "proxy_headers": False,
+    "log_level": "warning",
+}
+HOP = frozenset({b"host", b"content-length", b"connection", b"transfer-encoding", b"keep-alive"})
+
+MESSAGE = {
+    "id": "msg_bench", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+    "content": [{"type": "text", "text": "Reading it."},
+                {"type": "tool_use", "id": "toolu_b", "name": "Read",
+                 "input": {"file_path": "hello.txt"}}],
+    "stop_reason": "tool_use", "stop_sequence": None,
+    "usage": {"input_tokens": 10, "output_tokens": 5},
+}  # fmt: skip
+
+
+def sse_body() -> bytes:
+    start = {**MESSAGE, "content": [], "stop_reason": None}
+    events: list[tuple[str, dict[str, Any]]] = [
+        ("message_start", {"message": start}),
+        ("content_block_start", {"index": 0, "content_block": {"type": "text", "text": ""}}),
+        ("content_block_delta", {"index": 0, "delta": {"type": "text_delta", "text": "Reading"}}),
+        ("content_block_stop", {"index": 0}),
+        ("content_block_start", {"index": 1, "content_block": {
+            "type": "tool_use", "id": "toolu_b", "name": "Read", "input": {}}}),
+        ("content_block_delta", {"index": 1, "delta": {
+            "type": "input_json_delta", "partial_json": '{"file_path": '}}),
+        ("content_block_delta", {"index": 1, "delta": {
+            "type": "input_json_delta", "partial_json": '"hello.txt"}'}}),
+        ("content_block_stop", {"index": 1}),
+        ("message_delta", {"delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 5}}),
+        ("message_stop", {}),
+    ]  # fmt: skip
+    return b"".join(
+        f"event: {n}\ndata: {json.dumps({'type': n, **d})}\n\n".encode() for n, d in events
+    )
+
+
+JSON_BODY = json.dumps(MESSAGE).encode()
+SSE_BODY = sse_body()
+
+
+async def _read(receive: Any) -> bytes:
+    chunks = []
+    more = True
+    while more:
+        msg = await receive()
+        chunks.append(msg.get("body", b""))
+        more = msg.get("more_body", False)
+    return b"".join(chunks)
+
+
+async def upstream_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    if scope["type"] != "http":
+        return
+    body = await _read(receive)
+    stream = b'"stream":true' in body[:200].replace(b" ", b"")
+    data, ctype = (SSE_BODY, b"text/event-stream") if stream else (JSON_BODY, b"application/json")
+    headers = [(b"content-type", ctype), (b"content-length", str(len(data)).encode())]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": data})
+
+
+def aiohttp_forwarder() -> Any:
+    import aiohttp
+
+    base = os.environ["BENCH_UPSTREAM"]
+    state: dict[str, aiohttp.ClientSession] = {}
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        if "s" not in state:
+            state["s"] = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=0),
+                cookie_jar=aiohttp.DummyCookieJar(),
+                auto_decompress=False,
+                skip_auto_headers=("User-Agent", "Accept", "Accept-Encoding", "Content-Type"),
+            )
+        body = await _read(receive)
+        headers = [(k.decode(), v.decode()) for k, v in scope["headers"] if k not in HOP]
+        async with state["s"].request(
+            scope["method"], base + scope["path"], headers=headers, data=body or None
+        ) as r:
+            out = [(k, v) for k, v in r.raw_headers if k.lower() not in HOP]
+            await send({"type": "http.response.start", "status": r.status, "headers": out})
+            async for chunk in r.content.iter_any():
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
+
+    return app
+
+
+def httpcore_forwarder() -> Any:
+    import httpcore
+
+    base = os.environ["BENCH_UPSTREAM"]
+    pool = httpcore.AsyncConnectionPool(max_connections=1000, max_keepalive_connections=1000)
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        body = await _read(receive)
+        headers = [(k, v) for k, v in scope["headers"] if k not in HOP]
+        headers.append((b"content-length", str(len(body)).encode()))
+        url = (base + scope["path"]).encode()
+        async with pool.stream(scope["method"].encode(), url, headers=headers, content=body) as r:
+            out = [(k, v) for k, v in r.headers if k.lower() not in HOP]
+            await send({"type": "http.response.start", "status": r.status, "headers": out})
+            async for chunk in r.aiter_stream():
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
+
+    return app
+
+
+def bare_app() -> Any:
+    """uvicorn factory for the bare forwarder (settings in the environment)."""
+    if os.environ.get("BENCH_CLIENT") == "httpcore":
+        return httpcore_forwarder()
+    return aiohttp_forwarder()
+
+
+def main(argv: list[str]) -> int:
+    kind, port = argv[0], int(argv[1])
+    if kind == "upstream":
+        uvicorn.run(upstream_app, host="127.0.0.1", port=port, lifespan="off", **OPTIONS)
+        return 0
+    os.environ["BENCH_UPSTREAM"] = argv[2].rstrip("/")
+    workers = int(argv[argv.index("--workers") + 1]) if "--workers" in argv else 1
+    if "--client" in argv:
+        os.environ["BENCH_CLIENT"] = argv[argv.index("--client") + 1]
+    uvicorn.run(
+        "proxy_servers:bare_app",
+        factory=True,
+        app_dir=str(Path(__file__).parent),
+        host="127.0.0.1",
+        port=port,
+        workers=workers,
+        lifespan="off",
+        **OPTIONS,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,220 @@
+"""JSON in and out of the proxy: orjson's speed, without its two limits.
+
+orjson turns integers beyond 64 bits into floats (``18446744073709551617`` comes back
+as ``1.8446744073709552e+19``), refuses to parse deeper than 1,024 levels and to
+write deeper than 254. Payloads are client data, so both happen. Here orjson does
+the work whenever it is exact, and a slower path that keeps every integer as
+written and has no depth limit (no recursion: explicit stacks) takes over when:
+
+* the bytes hold a run of 19 or more digits (a cheap scan; below that every JSON
+  integer fits orjson's ``i64``/``u64``), or orjson refuses the depth, on the way in;
+* orjson refuses the value (a big integer, a :class:`BigNumber`, the depth, a lone
+  surrogate), on the way out.
+
+Integers keep their exact value as Python ``int``. One longer than Python's
+int-to-string limit (4,300 digits, a guard against quadratic conversion) is kept as
+a :class:`BigNumber` holding its text, which is written back as it came.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from json.encoder import encode_basestring_ascii
+from typing import Any
+
+import orjson
+
+JSONDecodeError = json.JSONDecodeError  # orjson's own error is a subclass of it
+# The stdlib's C string scanner (not in the type stubs): text after an opening quote.
+scanstring: Callable[[str, int, bool], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
+
+_DIGITS = bytes(0x30 if 0x30 <= i <= 0x39 else 0x2E for i in range(256))
+_LONG_RUN = b"0" * 19  # -9223372036854775809 is the shortest integer orjson cannot keep
+_INT_DIGITS = 4300  # CPython's default int max str digits
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
+_WS = re.compile(r"[ \t\n\r]*")
+_LITERALS = (("true", True), ("false", False), ("null", None))
+
+
+class BigNumber:
+    """An integer too long for ``int()``; written back exactly as it was read."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, BigNumber) and other.text == self.text
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+    def __repr__(self) -> str:
+        return f"BigNumber({len(self.text)} digits)"
+
+
+def loads(data: bytes | bytearray | memoryview | str) -> Any:
+    """Parse JSON exactly; raises :data:`JSONDecodeError` (a ``ValueError``) when invalid."""
+    raw = data.encode() if isinstance(data, str) else bytes(data)
+    if _LONG_RUN not in raw.translate(_DIGITS):
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            if "depth" not in str(exc):
+                raise
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise JSONDecodeError(f"invalid UTF-8: {exc.reason}", "", exc.start) from None
+    return _Parser(text).parse()
+
+
+def dumps(value: Any) -> bytes:
+    """Compact JSON, as orjson writes it; raises ``TypeError`` for non-JSON values."""
+    try:
+        return orjson.dumps(value)
+    except TypeError:
+        return _encode(value)
+
+
+# ------------------------------------------------------------------ slow path, reading
+class _Parser:
+    def __init__(self, text: str) -> None:
+        self.s = text
+
+    def fail(self, message: str, pos: int) -> JSONDecodeError:
+        return JSONDecodeError(message, self.s, pos)
+
+    def ws(self, pos: int) -> int:
+        m = _WS.match(self.s, pos)
+        assert m is not None
+        return m.end()
+
+    def key(self, pos: int) -> tuple[str, int]:
+        if self.s[pos : pos + 1] != '"':
+            raise self.fail("expected a string key", pos)
+        key, pos = scanstring(self.s, pos + 1, True)
+        pos = self.ws(pos)
+        if self.s[pos : pos + 1] != ":":
+            raise self.fail("expected ':'", pos)
+        return key, self.ws(pos + 1)
+
+    def scalar(self, pos: int) -> tuple[Any, int]:
+        s = self.s
+        if s[pos : pos + 1] == '"':
+            return scanstring(s, pos + 1, True)
+        for word, value in _LITERALS:
+            if s.startswith(word, pos):
+                return value, pos + len(word)
+        m = _NUMBER.match(s, pos)
+        if m is None:
+            raise self.fail("expected a value", pos)
+        text = m.group()
+        if m.group(1) or m.group(2):
+            return float(text), m.end()
+        if len(text) > _INT_DIGITS:
+            return BigNumber(text), m.end()
+        return int(text), m.end()
+
+    def parse(self) -> Any:
+        s = self.s
+        stack: list[Any] = []  # open containers, innermost last
+        keys: list[str] = []  # the pending key of each open object
+        pos = self.ws(0)
+        while True:
+            opener = s[pos : pos + 1]
+            value: Any
+            if opener in ("{", "["):
+                pos = self.ws(pos + 1)
+                if s[pos : pos + 1] == ("}" if opener == "{" else "]"):
+                    value, pos = ({} if opener == "{" else []), pos + 1
+                else:
+                    stack.append({} if opener == "{" else [])
+                    if opener == "{":
+                        key, pos = self.key(pos)
+                        keys.append(key)
+                    continue
+            else:
+                value, pos = self.scalar(pos)
+            while True:  # attach the value; close every container that ends here
+                pos = self.ws(pos)
+                if not stack:
+                    if pos != len(s):
+                        raise self.fail("extra data after the value", pos)
+                    return value
+                top = stack[-1]
+                is_obj = isinstance(top, dict)
+                if is_obj:
+                    top[keys[-1]] = value
+                else:
+                    top.append(value)
+                ch = s[pos : pos + 1]
+                if ch == ",":
+                    pos = self.ws(pos + 1)
+                    if is_obj:
+                        keys[-1], pos = self.key(pos)
+                    break
+                if ch != ("}" if is_obj else "]"):
+                    raise self.fail("expected ',' or a closing bracket", pos)
+                pos += 1
+                value = stack.pop()
+                if is_obj:
+                    keys.pop()
+
+
+# ------------------------------------------------------------------ slow path, writing
+_END = object()
+
+
+def _scalar(value: Any) -> bytes:
+    if isinstance(value, BigNumber):
+        return value.text.encode()
+    if isinstance(value, int) and not isinstance(value, bool):
+        return int.__repr__(value).encode()
+    if isinstance(value, str):
+        try:
+            return orjson.dumps(value)
+        except TypeError:  # a lone surrogate: keep it as the escape it was read from
+            return encode_basestring_ascii(value).encode()
+    try:
+        return orjson.dumps(value)
+    except TypeError:
+        raise TypeError(f"Type is not JSON serializable: {type(value).__name__}") from None
+
+
+def _encode(value: Any) -> bytes:
+    out: list[bytes] = []
+    stack: list[list[Any]] = []  # [iterator, closer, first, is_object]
+    current = value
+    while True:
+        if isinstance(current, dict):
+            out.append(b"{")
+            stack.append([iter(current.items()), b"}", True, True])
+        elif isinstance(current, (list, tuple)):
+            out.append(b"[")
+            stack.append([iter(current), b"]", True, False])
+        else:
+            out.append(_scalar(current))
+        while stack:
+            frame = stack[-1]
+            item: Any = next(frame[0], _END)
+            if item is _END:
+                out.append(frame[1])
+                stack.pop()
+                continue
+            if not frame[2]:
+                out.append(b",")
+            frame[2] = False
+            if frame[3]:
+                key, current = item
+                if not isinstance(key, str):
+                    raise TypeError("Dict key must be str")
+                out.append(_scalar(key) + b":")
+            else:
+                current = item
+            break
+        else:
+            return b"".join(out)
