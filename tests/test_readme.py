@@ -1,27 +1,35 @@
-"""The README opens with the two commands, and CI runs the README's test command verbatim."""
+"""The README opens with what, who and why, then the two commands; CI runs the README's test
+command verbatim; every relative link in the README and docs/ points at a file that exists."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+DOCS = sorted([ROOT / "README.md", ROOT / "benchmarks" / "README.md", *ROOT.glob("docs/**/*.md")])
 
 
 def _readme_commands() -> list[str]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    return re.findall(r"```sh\n(.+?)\n```", text, flags=re.S)[:2]
+    return re.findall(r"```sh\n(.+?)\n```", README, flags=re.S)[:2]
 
 
-def test_readme_opens_with_two_one_line_commands() -> None:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    head = text.split("\n## ", 1)[0]
+def test_readme_opens_with_three_sentences_then_two_one_line_commands() -> None:
+    head = README.split("\n## ", 1)[0]
     assert head.count("```sh") == 2
+    intro = head.split("```sh", 1)[0].split("\n", 1)[1]
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+", " ".join(intro.split())) if s]
+    assert len(sentences) == 3, sentences
     install, test = _readme_commands()
     assert "\n" not in install
     assert "\n" not in test
     assert "pip install" in install
-    assert "bridge-rules" in install
+    assert "bridge-rules explain" in install
+    assert "bridge-rules transform" in install
+    assert "examples/" in install
     assert ".[dev]" in test
     assert "pytest" in test
 
@@ -29,4 +37,13 @@ def test_readme_opens_with_two_one_line_commands() -> None:
 def test_ci_runs_the_readme_test_command() -> None:
     _, test = _readme_commands()
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    assert test in ci.splitlines()
+    assert ci.rstrip("\n").splitlines()[-1] == test
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_relative_links_resolve(doc: Path) -> None:
+    text = doc.read_text(encoding="utf-8")
+    for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
+        if "://" in target:
+            continue
+        assert (doc.parent / target).exists(), f"{doc.name}: {target}"

@@ -11,10 +11,10 @@ import pytest
 TESTS = Path(__file__).resolve().parent
 SOURCES = sorted(p for p in TESTS.rglob("*.py") if p.name != Path(__file__).name)
 
-# A path that leaves the checkout: the reference material beside it, or an absolute /work path.
-OUTSIDE = re.compile(r"""["'](\.\./|/work/)|parent\s*/\s*["']shared["']""")
-# What a test needs node or npm for: the pi driver, or calling npm/node/npx directly.
-NEEDS_NODE = re.compile(r"""\bpi_driver\b|which\(\s*["'](npm|node|npx)["']""")
+# A string that reaches the reference material beside the checkout, or an absolute /work path.
+OUTSIDE = re.compile(r"""["'](\.\./)+shared\b|["']/work/|["']shared["']""")
+# What a test needs node or npm for: an agent driver (pi, opencode), npm, node or npx.
+NEEDS_NODE = re.compile(r"""\b\w+_driver\b|\bnpm_install\b|which\(\s*["'](npm|node|npx)["']""")
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.relative_to(TESTS).as_posix())

@@ -23,7 +23,7 @@ from pathlib import Path
 from bridge_rules.diagnostics import Diagnostic, did_you_mean, error
 from bridge_rules.loader import Document, read_file, rule_files_in
 from bridge_rules.model import RuleFile
-from bridge_rules.resources import display_root, profile_names, profile_path
+from bridge_rules.resources import display_root, profile_names, profile_path, rules_dir
 from bridge_rules.source import Span, escape
 from bridge_rules.validate import validate_document
 
@@ -83,15 +83,14 @@ def _outside(path: Path, base: Path) -> bool:
 
 
 def _display(path: Path) -> str:
-    """A path as diagnostics and traces show it: relative to the current directory, or for a
-    shipped rule file relative to the package, else as given."""
+    """A path as diagnostics and traces show it: a shipped rule file relative to the package
+    (or checkout), any other relative to the current directory when under it, else as given."""
     resolved = path.resolve()
-    for base in (Path.cwd(), display_root()):
-        try:
-            return str(resolved.relative_to(base))
-        except ValueError:
-            continue
-    return str(path)
+    shipped = resolved.is_relative_to(rules_dir().resolve())
+    try:
+        return str(resolved.relative_to(display_root() if shipped else Path.cwd()))
+    except ValueError:
+        return str(path)
 
 
 class _Loader:

@@ -12,10 +12,9 @@ import os
 import sys
 from typing import Annotated, Any, NoReturn, Optional
 
-import click
 import typer
 
-from bridge_rules.cli.style import CHOICES, paint, set_mode
+from bridge_rules.cli.style import Color, paint, set_mode
 from bridge_rules.diagnostics import EXIT_INTERNAL, EXIT_USAGE
 
 app = typer.Typer(
@@ -44,13 +43,14 @@ def _root(
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
     ),
-    color: str = typer.Option(
-        "auto",
-        "--color",
-        click_type=click.Choice(CHOICES),
-        help="Colour severities: auto (on a terminal, unless NO_COLOR is set; FORCE_COLOR "
-        "forces it), always or never.",
-    ),
+    color: Annotated[
+        Color,
+        typer.Option(
+            "--color",
+            help="Colour severities: auto (on a terminal, unless NO_COLOR is set; FORCE_COLOR "
+            "forces it), always or never.",
+        ),
+    ] = Color.auto,
     pins: Annotated[
         Optional[list[str]],  # noqa: UP045 - typer needs Optional on 3.10
         typer.Option(help="A directory of pins, searched first; repeat. See docs/pins.md."),
@@ -60,7 +60,7 @@ def _root(
     canonical tools."""
     from bridge_rules.pins import use_dirs
 
-    set_mode(color)
+    set_mode(color.value)
     use_dirs(pins or [])
 
 
@@ -77,18 +77,17 @@ RulesOption = Annotated[
 ]
 
 
-def _color_option(value: str | None) -> None:
+def _color_option(value: Color | None) -> None:
     if value is not None:
-        set_mode(value)
+        set_mode(value.value)
 
 
 # `--color` after a command too (`bridge-rules lint --color never`), for the commands that
 # print severities; it overrides the one before the command.
 ColorOption = Annotated[
-    Optional[str],  # noqa: UP045 - typer needs Optional on 3.10
+    Optional[Color],  # noqa: UP045 - typer needs Optional on 3.10
     typer.Option(
         "--color",
-        click_type=click.Choice(CHOICES),
         callback=_color_option,
         expose_value=False,
         help="Colour: auto (a terminal without NO_COLOR; FORCE_COLOR forces it), always, never.",

@@ -8,12 +8,17 @@ from typing import Annotated, Optional
 import typer
 
 from bridge_rules.cli.app import app, fail, load_engine
+from bridge_rules.cli.style import TextOrJson
 
 
 @app.command()
 def drift(
-    from_pin: Annotated[str, typer.Option("--from", help="The older pin, e.g. claude-code@2.1.0.")],
-    to_pin: Annotated[str, typer.Option("--to", help="The newer pin, e.g. claude-code@2.1.330.")],
+    from_pin: Annotated[
+        str, typer.Option("--from", help="The older pin, e.g. claude-code@2.1.0.", metavar="PIN")
+    ],
+    to_pin: Annotated[
+        str, typer.Option("--to", help="The newer pin, e.g. claude-code@2.1.330.", metavar="PIN")
+    ],
     rules: Annotated[
         Optional[list[str]],  # noqa: UP045 - typer needs Optional on 3.10
         typer.Option(
@@ -24,14 +29,12 @@ def drift(
             metavar="PATH|PROFILE",
         ),
     ] = None,
-    fmt: Annotated[str, typer.Option("--format", "-f", help="text or json.")] = "text",
+    fmt: Annotated[TextOrJson, typer.Option("--format", "-f", help="Output.")] = TextOrJson.text,
 ) -> None:
     """Tools and fields added, removed or renamed between two pins, and the rules each touches."""
     from bridge_rules.drift import drift as compare
     from bridge_rules.pins import PinError, load_pin
 
-    if fmt not in ("text", "json"):
-        fail(f"unknown --format '{fmt}' (choose text or json)")
     try:
         old, new = load_pin(from_pin), load_pin(to_pin)
     except PinError as exc:
@@ -40,7 +43,7 @@ def drift(
         fail(f"cannot compare {old.spec} with {new.spec}: different products")
     compiled = load_engine(rules).rules if rules else None
     report = compare(old, new, compiled)
-    if fmt == "json":
+    if fmt is TextOrJson.json:
         import json
 
         sys.stdout.write(json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 from typing import Annotated, Any, Optional
 
-import click
 import typer
 
 from bridge_rules.cli.app import (
@@ -17,7 +16,7 @@ from bridge_rules.cli.app import (
     split_names,
     warn,
 )
-from bridge_rules.cli.style import paint
+from bridge_rules.cli.style import TextOrJson, paint
 
 
 @app.command()
@@ -34,10 +33,7 @@ def explain(  # noqa: PLR0917 - one parameter per CLI option
             metavar="NAME,...",
         ),
     ] = None,
-    fmt: Annotated[
-        str,
-        typer.Option("--format", "-f", click_type=click.Choice(["text", "json"]), help="Output."),
-    ] = "text",
+    fmt: Annotated[TextOrJson, typer.Option("--format", "-f", help="Output.")] = TextOrJson.text,
     args: Annotated[
         Optional[str],  # noqa: UP045
         typer.Option(
@@ -73,7 +69,7 @@ def explain(  # noqa: PLR0917 - one parameter per CLI option
     engine = load_engine(rules)
     names = split_names(registered)
     explanation: Any = engine.explain(tool, registered=names, **extra)
-    if fmt == "json":
+    if fmt is TextOrJson.json:
         import json
 
         sys.stdout.write(json.dumps(explanation.to_dict(), indent=2, ensure_ascii=False) + "\n")

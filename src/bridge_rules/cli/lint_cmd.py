@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import enum
 import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
-import click
 import typer
 
 from bridge_rules.cli.app import ColorOption, app, fail, split_names, warn
@@ -16,7 +16,16 @@ if TYPE_CHECKING:
     from bridge_rules.diagnostics import Diagnostic
     from bridge_rules.reporters import Summary
 
-FORMATS = ("text", "json", "github", "sarif")
+
+class Format(str, enum.Enum):
+    """``lint --format``: the reporters (bridge_rules.reporters.REPORTERS)."""
+
+    text = "text"
+    json = "json"
+    github = "github"
+    sarif = "sarif"
+
+
 CodesOption = Annotated[
     Optional[str],  # noqa: UP045 - typer needs Optional on 3.10
     typer.Option(
@@ -54,11 +63,10 @@ def lint(  # noqa: PLR0917 - one parameter per CLI option
         ),
     ] = None,
     fmt: Annotated[
-        Optional[str],  # noqa: UP045
+        Optional[Format],  # noqa: UP045
         typer.Option(
             "--format",
             "-f",
-            click_type=click.Choice(FORMATS),
             help="Report format. Default: github under GitHub Actions, else text.",
             show_default=False,
         ),
@@ -91,7 +99,9 @@ def lint(  # noqa: PLR0917 - one parameter per CLI option
     from bridge_rules.pins import Pin, PinError, load_pin
     from bridge_rules.reporters import Summary
 
-    chosen = fmt or ("github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text")
+    chosen = (
+        fmt.value if fmt else "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
+    )
     pinned: Pin | None = None
     if pin is not None:
         try:

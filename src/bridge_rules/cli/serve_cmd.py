@@ -1,16 +1,25 @@
-"""``bridge-rules serve``: the proxy in front of an anthropic-messages endpoint."""
+"""``bridge-rules serve``: the proxy in front of an anthropic-messages endpoint.
+
+Every option can also come from the environment (``BRIDGE_RULES_UPSTREAM``,
+``BRIDGE_RULES_PORT``, ``BRIDGE_RULES_MAX_BODY_BYTES``, ...) or from ``--config FILE``, a
+YAML mapping of option names to values; a flag wins over the environment, which wins over
+the file.
+"""
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
-from bridge_rules.cli.app import RulesOption, app, fail, print_rules_error
+from bridge_rules.cli.app import RulesOption, app, fail, print_rules_error, warn
+from bridge_rules.diagnostics import EXIT_USAGE
 
 if TYPE_CHECKING:
     from bridge_rules.runtime import Runtime
 
+ENV_PREFIX = "BRIDGE_RULES"
 MiB = 1024 * 1024
 
 
@@ -37,7 +46,36 @@ def _check(options: dict[str, Any]) -> None:
             fail(f"--{name.replace('_', '-')} must be positive")
 
 
-@app.command()
+def _read_config(ctx: typer.Context, param: Any, value: str | None) -> None:
+    """``--config FILE``: option values as the lowest-priority defaults (``ctx.default_map``)."""
+    if not value:
+        return
+    from pathlib import Path
+
+    from bridge_rules.cli.style import paint
+    from bridge_rules.diagnostics import Severity, did_you_mean
+    from bridge_rules.loader import read_file
+
+    doc, diags = read_file(Path(value))  # the rule files' safe, size-limited YAML reader
+    errors = [d for d in diags if d.severity is Severity.ERROR]
+    if doc is None or errors:
+        for diag in errors:
+            sys.stderr.write(paint(diag.line() + "\n", sys.stderr))
+        raise typer.Exit(EXIT_USAGE)
+    settings = doc.data
+    names = {p.name: p for p in ctx.command.params if p.name and p.name != "config_file"}
+    known = sorted(n.replace("_", "-") for n in names)
+    defaults: dict[str, Any] = {}
+    for key, setting in settings.items():
+        name = str(key).replace("-", "_")
+        if name not in names:
+            hint = did_you_mean(str(key), known) or f"known: {', '.join(known)}"
+            fail(f"--config {value}: unknown option '{key}'; {hint}")
+        defaults[name] = setting
+    ctx.default_map = {**(ctx.default_map or {}), **defaults}
+
+
+@app.command(context_settings={"auto_envvar_prefix": ENV_PREFIX})
 def serve(  # noqa: PLR0917 - one parameter per CLI option
     upstream: Annotated[
         str,
@@ -81,16 +119,42 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
     log_prompts: Annotated[
         bool, typer.Option(help="Put prompt and response text in the debug log too.")
     ] = False,
+    config_file: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(
+            "--config",
+            help="A YAML file of option values (upstream: URL, port: 8787, ...).",
+            metavar="FILE",
+            envvar=f"{ENV_PREFIX}_CONFIG",
+            callback=_read_config,
+            is_eager=True,
+            expose_value=False,
+        ),
+    ] = None,
 ) -> None:
-    """Proxy Anthropic Messages traffic, applying the rules both ways."""
+    """Proxy Anthropic Messages traffic, applying the rules both ways.
+
+    Every option also reads BRIDGE_RULES_<OPTION> from the environment (BRIDGE_RULES_UPSTREAM,
+    BRIDGE_RULES_PORT, ...). Besides the proxied paths it answers GET /healthz (alive),
+    /readyz (rules loaded, upstream reachable) and /metrics (Prometheus).
+
+    Exit status: 2 for a bad option, rules that do not load or a port that cannot be
+    bound.
+    """
     from urllib.parse import urlsplit
 
     from bridge_rules.proxy import ProxyConfig, create_app
+    from bridge_rules.proxy.ops import bind_problem, normalise_upstream, with_ops
     from bridge_rules.proxy.server import serve as run
 
     parts = urlsplit(upstream)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         fail(f"--upstream must be an http(s) URL, got '{upstream}'")
+    if parts.query or parts.fragment:
+        fail(f"--upstream takes no query string or fragment, got '{upstream}'")
+    upstream, notice = normalise_upstream(upstream)
+    if notice is not None:
+        warn(notice)
     _check(locals())
     if log_prompts and not debug_log:
         fail("--log-prompts only applies with --debug-log FILE")
@@ -107,8 +171,11 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
         body_timeout=body_timeout,
         max_sse_event_bytes=max_sse_event_bytes,
     )
+    problem = bind_problem(host, port)
+    if problem is not None:
+        fail(problem)
     try:
         proxy = create_app(config, runtime)
     except OSError as exc:
         fail(f"cannot open the debug log: {exc}")
-    run(config, proxy, host, port, workers)
+    run(config, with_ops(proxy, upstream), host, port, workers)

@@ -9,11 +9,27 @@ the text stays the same, byte for byte, once the escapes are removed.
 
 from __future__ import annotations
 
+import enum
 import os
 import re
 from typing import TextIO
 
-CHOICES = ("auto", "always", "never")
+
+class Color(str, enum.Enum):
+    """``--color`` values (an Enum, which every typer version shows and checks as choices)."""
+
+    auto = "auto"
+    always = "always"
+    never = "never"
+
+
+class TextOrJson(str, enum.Enum):
+    """``--format`` of commands that print a trace or a report: text or json."""
+
+    text = "text"
+    json = "json"
+
+
 _mode = "auto"
 
 _RESET = "\x1b[0m"

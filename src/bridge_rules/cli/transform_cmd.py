@@ -30,7 +30,8 @@ RegisteredOption = Annotated[
     Optional[str],  # noqa: UP045 - typer needs Optional on 3.10
     typer.Option(
         help="Comma-separated local tool names the client has (default: every name the rules "
-        "know). The proxy uses the request's own tools."
+        "know). The proxy uses the request's own tools.",
+        metavar="NAME,...",
     ),
 ]
 PrettyOption = Annotated[bool, typer.Option("--pretty", help="Indent the JSON output.")]
@@ -75,7 +76,7 @@ def outbound(
     rules: RulesOption = None,
     model: Annotated[
         Optional[str],  # noqa: UP045
-        typer.Option(help="Model id for the gate (default: the payload's 'model')."),
+        typer.Option(help="Model id for the gate (default: the payload's 'model').", metavar="ID"),
     ] = None,
     pretty: PrettyOption = False,
     summary: Annotated[

@@ -24,6 +24,7 @@ from bridge_rules.proxy.errors import ProxyError, UpstreamAborted
 from bridge_rules.proxy.forward import Exchange, forward
 from bridge_rules.proxy.gcpause import freeze_loaded, paused_gc
 from bridge_rules.proxy.obs import AccessRecord, DebugLog, configure_logging, omit_text
+from bridge_rules.proxy.ops import OpsApp, with_ops
 from bridge_rules.proxy.reply import JSON, Message, Receive, Reply, Send
 from bridge_rules.proxy.rewrite import Rewriter, RuntimeRewriter
 from bridge_rules.proxy.upstream import Upstream
@@ -184,10 +185,11 @@ def create_app(
     return ProxyApp(rewriter, config)
 
 
-def app_from_env() -> ProxyApp:
+def app_from_env() -> OpsApp:
     """Factory for ``uvicorn --factory`` worker processes (config in the environment)."""
     configure_logging()
-    app = create_app(ProxyConfig.from_env())
+    config = ProxyConfig.from_env()
+    app = with_ops(create_app(config), config.upstream)
     freeze_loaded()
     return app
 

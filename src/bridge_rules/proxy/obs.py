@@ -14,7 +14,10 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
 
@@ -42,6 +45,24 @@ _STRUCTURAL = frozenset(
 )
 
 
+@dataclass(frozen=True)
+class RequestContext:
+    """Set by ``proxy.ops`` around each request: its id, and who wants its finished record."""
+
+    request_id: str
+    observe: Callable[[AccessRecord], None] | None = None
+
+
+CURRENT_REQUEST: ContextVar[RequestContext | None] = ContextVar(
+    "bridge_rules_request", default=None
+)
+
+
+def _current_id() -> str | None:
+    ctx = CURRENT_REQUEST.get()
+    return ctx.request_id if ctx is not None else None
+
+
 @dataclass
 class AccessRecord:
     """Filled in while a request is handled; written once at the end."""
@@ -49,6 +70,8 @@ class AccessRecord:
     method: str
     path: str
     started: float = field(default_factory=time.perf_counter)
+    ts: float = field(default_factory=time.time)
+    request_id: str | None = field(default_factory=_current_id)
     status: int = 0
     model: str | None = None
     stream: bool | None = None
@@ -61,6 +84,7 @@ class AccessRecord:
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
+            "ts": datetime.fromtimestamp(self.ts, timezone.utc).isoformat(timespec="milliseconds"),
             "method": self.method,
             "path": self.path,
             "status": self.status,
@@ -68,6 +92,8 @@ class AccessRecord:
             "bytes_in": self.bytes_in,
             "bytes_out": self.bytes_out,
         }
+        if self.request_id is not None:
+            out["request_id"] = self.request_id
         if self.model is not None:
             out["model"] = self.model
         if self.stream is not None:
@@ -84,6 +110,9 @@ class AccessRecord:
     def emit(self) -> None:
         if access_logger.isEnabledFor(logging.INFO):
             access_logger.info(jsonio.dumps(self.to_dict()).decode())
+        ctx = CURRENT_REQUEST.get()
+        if ctx is not None and ctx.observe is not None:
+            ctx.observe(self)
 
 
 OMIT_DEPTH = 64  # deeper containers are logged as one placeholder

@@ -12,7 +12,6 @@ from typing import Any
 
 import uvicorn
 
-from bridge_rules.proxy.app import ProxyApp
 from bridge_rules.proxy.config import ENV_VAR, ProxyConfig
 from bridge_rules.proxy.gcpause import freeze_loaded
 from bridge_rules.proxy.obs import configure_logging
@@ -27,8 +26,9 @@ UVICORN_OPTIONS: dict[str, Any] = {
 }
 
 
-def serve(config: ProxyConfig, app: ProxyApp, host: str, port: int, workers: int) -> None:
-    """Serve until interrupted; several workers share one listening socket."""
+def serve(config: ProxyConfig, app: Any, host: str, port: int, workers: int) -> None:
+    """Serve ``app`` (the proxy, wrapped by ``proxy.ops``) until interrupted; several workers
+    share one listening socket."""
     configure_logging()
     if workers <= 1:
         freeze_loaded()

@@ -1,0 +1,239 @@
+"""What an operator needs around the proxy: readiness, metrics, request ids, settings checks.
+
+:func:`with_ops` wraps the proxy's ASGI app in a thin layer that
+
+- answers ``GET /readyz`` (200 when the rules are loaded, which they are once the app exists,
+  and the upstream accepts a TCP connection; 503 with the reason otherwise; the probe is
+  cached for a few seconds so a busy prober cannot hammer the upstream) and ``GET /metrics``
+  (Prometheus text format, from ``prometheus-client``); ``/healthz`` stays the app's own;
+- gives every other request an id, taken from a sane incoming ``x-request-id`` or made
+  fresh, returned as the ``x-request-id`` response header and written, with a timestamp, on
+  the request's access-log line (through :data:`bridge_rules.proxy.obs.CURRENT_REQUEST`);
+- counts requests, errors by kind and renames, and times each request and the wait for its
+  response to start (which is the upstream's latency plus the rewrite), from the finished
+  access record, never from a body.
+
+Metric labels are bounded sets (status class, error kind, route); tool names and models are
+client-controlled and never become labels. Metrics are per process: with ``--workers N`` each
+worker counts its own requests (see docs/proxy.md).
+
+It also holds the checks ``serve`` makes before it starts: the upstream URL's path, and
+whether the port can be bound.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import re
+import socket
+import time
+import uuid
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram
+from prometheus_client.exposition import generate_latest
+
+from bridge_rules.proxy.obs import CURRENT_REQUEST, AccessRecord, RequestContext
+
+Message = dict[str, Any]
+READY_CACHE_SECONDS = 5.0
+CONNECT_TIMEOUT = 2.0
+_SANE_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+_JSON = [(b"content-type", b"application/json")]
+
+
+# ------------------------------------------------------------------ settings checks
+def normalise_upstream(url: str) -> tuple[str, str | None]:
+    """The upstream without a trailing ``/`` or ``/v1`` (the proxy adds ``/v1/...`` itself),
+    and a warning when it had ``/v1``; query and fragment are refused by the caller."""
+    parts = urlsplit(url)
+    path = parts.path.rstrip("/")
+    warning = None
+    if path.endswith("/v1"):
+        path = path[: -len("/v1")]
+        warning = (
+            f"--upstream ends in /v1; using {urlunsplit(parts._replace(path=path))} "
+            "(the proxy forwards /v1/messages itself, so /v1 would be doubled)"
+        )
+    return urlunsplit(parts._replace(path=path)), warning
+
+
+def bind_problem(host: str, port: int) -> str | None:
+    """Why ``host:port`` cannot be listened on (in use, not allowed, no such address), or None."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                return f"port {port} on {host} is already in use; stop what holds it or use --port"
+            if exc.errno == errno.EACCES:
+                return f"not allowed to listen on {host}:{port} (ports below 1024 need privileges)"
+            return f"cannot listen on {host}:{port}: {exc.strerror or exc}"
+    return None
+
+
+# ------------------------------------------------------------------ metrics
+class Metrics:
+    """The proxy's counters, in a registry of their own (one per app, so tests stay apart)."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.requests = Counter(
+            "bridge_rules_requests",
+            "Requests handled, by route and status class.",
+            ["route", "status"],
+            registry=self.registry,
+        )
+        self.errors = Counter(
+            "bridge_rules_errors",
+            "Requests that ended in a fault, by kind (the access log's 'error').",
+            ["kind"],
+            registry=self.registry,
+        )
+        self.renames = Counter(
+            "bridge_rules_renames",
+            "Tool names renamed on the way out (tools[], history and tool_choice).",
+            registry=self.registry,
+        )
+        self.gate_closed = Counter(
+            "bridge_rules_gate_closed",
+            "Rewritable requests passed through untouched because the gate was closed.",
+            registry=self.registry,
+        )
+        self.duration = Histogram(
+            "bridge_rules_request_duration_seconds",
+            "Whole request, first byte in to last byte out.",
+            ["route"],
+            registry=self.registry,
+        )
+        self.response_start = Histogram(
+            "bridge_rules_upstream_latency_seconds",
+            "Request received to response headers sent: the upstream's latency plus the rewrite.",
+            ["route"],
+            registry=self.registry,
+        )
+
+    def observe(self, record: AccessRecord) -> None:
+        route = _route(record.path)
+        self.requests.labels(route, f"{record.status // 100}xx").inc()
+        if record.error is not None:
+            self.errors.labels(record.error).inc()
+        if record.gate is False:
+            self.gate_closed.inc()
+        if record.renames:
+            self.renames.inc(len(record.renames))
+
+
+def _route(path: str) -> str:
+    """A bounded label for a path: the rewritten routes by name, everything else 'other'."""
+    if path in ("/v1/messages", "/v1/messages/count_tokens"):
+        return path
+    return "other"
+
+
+# ------------------------------------------------------------------ the wrapper
+class OpsApp:
+    """The proxy app with readiness, metrics and request ids around it."""
+
+    def __init__(self, app: Any, upstream: str) -> None:
+        self.app = app
+        self.upstream = upstream
+        self.metrics = Metrics()
+        self._ready: tuple[float, str | None] | None = None
+
+    async def __call__(self, scope: Message, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        method, path = scope["method"], scope["path"]
+        if method in ("GET", "HEAD") and path == "/readyz":
+            await self._readyz(send, head=method == "HEAD")
+            return
+        if method in ("GET", "HEAD") and path == "/metrics":
+            body = generate_latest(self.metrics.registry)
+            headers = [(b"content-type", CONTENT_TYPE_LATEST.encode())]
+            await _reply(send, 200, headers, body, head=method == "HEAD")
+            return
+        await self._tracked(scope, receive, send)
+
+    async def _tracked(self, scope: Message, receive: Any, send: Any) -> None:
+        request_id = _request_id(scope)
+        token = CURRENT_REQUEST.set(RequestContext(request_id, self.metrics.observe))
+        started = time.perf_counter()
+        route = _route(scope["path"])
+        header = (b"x-request-id", request_id.encode())
+
+        async def send_with_id(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", ()), header]}
+                self.metrics.response_start.labels(route).observe(time.perf_counter() - started)
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        finally:
+            self.metrics.duration.labels(route).observe(time.perf_counter() - started)
+            CURRENT_REQUEST.reset(token)
+
+    async def _readyz(self, send: Any, head: bool) -> None:
+        problem = await self._upstream_problem()
+        if problem is None:
+            status, doc = 200, b'{"status":"ready","rules":"loaded","upstream":"reachable"}'
+        else:
+            status = 503
+            doc = (
+                b'{"status":"not ready","rules":"loaded","upstream":'
+                + _json_string(f"unreachable: {problem}")
+                + b"}"
+            )
+        await _reply(send, status, _JSON, doc, head)
+
+    async def _upstream_problem(self) -> str | None:
+        now = time.monotonic()
+        if self._ready is not None and now - self._ready[0] < READY_CACHE_SECONDS:
+            return self._ready[1]
+        parts = urlsplit(self.upstream)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        problem: str | None = None
+        try:
+            _, writer = await asyncio.wait_for(
+                asyncio.open_connection(parts.hostname, port), CONNECT_TIMEOUT
+            )
+            writer.close()
+        except (OSError, asyncio.TimeoutError) as exc:
+            problem = str(exc) or type(exc).__name__
+        self._ready = (now, problem)
+        return problem
+
+
+def with_ops(app: Any, upstream: str) -> OpsApp:
+    return OpsApp(app, upstream)
+
+
+def _request_id(scope: Message) -> str:
+    for name, value in scope.get("headers", ()):
+        if name == b"x-request-id":
+            text = bytes(value).decode("latin-1")
+            if _SANE_ID.fullmatch(text):
+                return text
+            break
+    return uuid.uuid4().hex
+
+
+def _json_string(text: str) -> bytes:
+    import json
+
+    return json.dumps(text).encode()
+
+
+async def _reply(
+    send: Any, status: int, headers: list[tuple[bytes, bytes]], body: bytes, head: bool
+) -> None:
+    """A whole response; for HEAD, the headers GET would get and no body."""
+    length = (b"content-length", str(len(body)).encode())
+    await send({"type": "http.response.start", "status": status, "headers": [*headers, length]})
+    await send({"type": "http.response.body", "body": b"" if head else body})
