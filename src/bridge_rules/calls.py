@@ -9,8 +9,8 @@ the runtime's ``adapters`` hold exactly those, decided at load.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from bridge_rules.bindings.schema import advertised_schema
@@ -19,10 +19,15 @@ from bridge_rules.runtime import Runtime
 
 @dataclass(frozen=True)
 class ToolCall:
-    """A tool name and its arguments (any JSON value; objects in practice)."""
+    """A tool name and its arguments (any JSON value; objects in practice).
+
+    ``notes``: what repair recorded for itself (never part of ``arguments``), e.g. the
+    trailing pipeline it stripped, for the result of this call.
+    """
 
     name: str
     arguments: Any
+    notes: Mapping[str, Any] = field(default_factory=dict)
 
 
 def outbound_call(rt: Runtime, name: str, arguments: Any) -> ToolCall:
@@ -41,7 +46,8 @@ def inbound_call(
         adapter = rt.adapters.get(local)
         if adapter is not None:
             arguments = adapter.to_local(arguments)
-    return ToolCall(local, rt.repairs.repair(local, arguments))
+    repaired, notes = rt.repairs.repair_noted(local, arguments)
+    return ToolCall(local, repaired, notes)
 
 
 def wire_schema(rt: Runtime, local_name: str, local_schema: Any) -> Any:

@@ -361,6 +361,48 @@ _add(
     ),
 )
 
+_add(
+    CodeDoc(
+        "BR309",
+        "prefix strip never applies",
+        "An `inbound.strip_prefixes` entry is empty or has characters a tool name cannot have "
+        "(allowed: a-z A-Z 0-9 _ -), so no name the API returns starts with it.",
+        bad=_HEAD + "inbound:\n  strip_prefixes: [proxy.]\n",
+        good=_HEAD + "inbound:\n  strip_prefixes: [proxy_]\n",
+        severity="warning",
+    ),
+    CodeDoc(
+        "BR310",
+        "nothing to collapse",
+        "`inbound.collapse_doubled_prefixes` is on, but the rules know no prefix (a `prefix` "
+        "stage, a `passthrough` stage with a `prefix`, or `strip_prefixes`), so it does "
+        "nothing.",
+        bad=_HEAD + "inbound:\n  collapse_doubled_prefixes: true\n",
+        good=_HEAD + "names:\n  - kind: prefix\n    value: mcp__pi__\n"
+        "inbound:\n  collapse_doubled_prefixes: true\n",
+        severity="warning",
+    ),
+    CodeDoc(
+        "BR311",
+        "case-insensitive match would guess",
+        "`inbound.match_registered: insensitive` compares an unmapped name with the registered "
+        "local names ignoring case, but two known local tools differ only in case; when both "
+        "are registered, a name matching them is left unmapped rather than guessed.",
+        bad=_HEAD + "local_tools: [my_tool, My_Tool]\ninbound:\n  match_registered: insensitive\n",
+        good=_HEAD + "local_tools: [my_tool, other]\ninbound:\n  match_registered: insensitive\n",
+        severity="warning",
+    ),
+    CodeDoc(
+        "BR312",
+        "limit above the API's",
+        "`wire_names.max_length` is above 64, the longest tool name the Messages API accepts: "
+        "a longer name passes the runtime check and the API refuses the request.",
+        bad=_HEAD + "wire_names:\n  max_length: 100\n",
+        good=_HEAD + "wire_names:\n  max_length: 64\n",
+        severity="warning",
+    ),
+)
+
 # ------------------------------------------------ BR4xx: bindings and repair
 _BIND = _PIN + "local_pin: pi@0.73.1\nbindings:\n  - local: read\n    wire: Read\n"
 

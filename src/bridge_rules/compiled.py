@@ -19,7 +19,7 @@ from bridge_rules.model_bindings import Binding
 from bridge_rules.pins import Pin
 from bridge_rules.repair.rules import RepairSet
 from bridge_rules.source import Span
-from bridge_rules.stages import CompiledStage, Strip
+from bridge_rules.stages import CompiledStage, Gateway, NameGuard, Strip
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,10 @@ class CompiledRules:
     diagnostics: tuple[Diagnostic, ...] = ()
     adapters: Mapping[str, Adapter] = field(default_factory=dict)
     repairs: RepairSet = field(default_factory=RepairSet)
+    gateway: Gateway = field(default_factory=Gateway)
+    unmapped: str = "pass"
+    wire_names: NameGuard = field(default_factory=NameGuard)
+    """``inbound.unmapped``: what happens to a call that maps to no registered tool."""
 
     @property
     def name(self) -> str:

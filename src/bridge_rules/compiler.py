@@ -35,14 +35,23 @@ from bridge_rules.model import (
     PrefixStage,
     Stage,
     Suppression,
+    WireNames,
 )
 from bridge_rules.names import Resolver
 from bridge_rules.patterns import Pattern, PatternError, compile_pattern
 from bridge_rules.pins import Pin, PinError, load_pin
-from bridge_rules.repair.rules import compile_repair_section
-from bridge_rules.runtime import HistoryPlan, Runtime
+from bridge_rules.repair.rules import RepairSet, compile_repair_section
+from bridge_rules.runtime import Converter, HistoryPlan, Runtime
 from bridge_rules.source import DocPath, Span
-from bridge_rules.stages import CompiledStage, PatternStage, Strip, TableStage
+from bridge_rules.stages import (
+    CompiledStage,
+    Gateway,
+    NameGuard,
+    PatternStage,
+    PrefixStrip,
+    Strip,
+    TableStage,
+)
 from bridge_rules.stages import PrefixStage as CompiledPrefix
 from bridge_rules.textplan import compile_plan
 
@@ -323,6 +332,44 @@ class _Compiler:
             for i, s in enumerate(model.suffixes())
         ]
 
+    def gateway(self, inbound: Sourced | None, stages: list[CompiledStage]) -> Gateway:
+        if inbound is None:
+            return Gateway()
+        model: Inbound = inbound.value
+        file = _last_file_setting(self.files, "inbound", "strip_prefixes") or inbound.file
+        smap = file.doc.source_map
+        prefixes = tuple(
+            PrefixStrip(s.prefix, s.case, smap.key_span(("inbound", "strip_prefixes", i)))
+            for i, s in enumerate(model.prefixes())
+        )
+        doubled: dict[str, Span] = {}
+        if model.collapse_doubled_prefixes:
+            for stage in stages:
+                value = getattr(stage, "value", None) or getattr(stage, "prefix", None)
+                if isinstance(value, str) and value:
+                    doubled.setdefault(value, stage.span)
+            for strip in prefixes:
+                doubled.setdefault(strip.prefix, strip.span)
+        setting = _last_file_setting(self.files, "inbound", "match_registered") or inbound.file
+        return Gateway(
+            prefixes=prefixes,
+            doubled=tuple(doubled.items()),
+            match_registered=model.match_registered,
+            span=setting.doc.source_map.key_span(("inbound", "match_registered")),
+        )
+
+    def wire_names(self) -> NameGuard:
+        layered = _layer_section(self.files, "wire_names")
+        if layered is None:
+            return NameGuard()
+        model: WireNames = layered.value
+        return NameGuard(
+            max_length=model.max_length,
+            on_invalid=model.on_invalid,
+            on_collision=model.on_collision,
+            span=layered.file.doc.source_map.key_span(("wire_names",)),
+        )
+
     def bindings(self) -> dict[str, CompiledBinding]:
         out: dict[str, CompiledBinding] = {}
         for file in self.files:
@@ -394,6 +441,9 @@ class _Compiler:
             diagnostics=tuple(self.diags),
             adapters=adapters,
             repairs=repairs,
+            gateway=self.gateway(inbound, stages),
+            unmapped=inbound.value.unmapped if inbound else Inbound().unmapped,
+            wire_names=self.wire_names(),
         )
         return build_runtime(rules, plan)
 
@@ -405,6 +455,8 @@ def build_runtime(rules: CompiledRules, plan: Any) -> Runtime:
         strips=rules.strips,
         insensitive=rules.inbound_case == "insensitive",
         local_tools=(name for name, _span in rules.local_tools),
+        gateway=rules.gateway,
+        guard=rules.wire_names,
     )
     effective: dict[str, Adapter] = {
         local: adapter
@@ -412,10 +464,10 @@ def build_runtime(rules: CompiledRules, plan: Any) -> Runtime:
         if resolver.outbound(local).wire == adapter.wire
     }
     history: dict[str, HistoryPlan] = {}
-    for local in dict.fromkeys([*resolver.known_locals, *rules.adapters]):
+    for local in dict.fromkeys([*resolver.known_locals, *rules.adapters, *rules.repairs.internal]):
         adapter = effective.get(local)
         convert = adapter.to_wire if adapter is not None and adapter.history else None
-        history[local] = (resolver.outbound(local).wire, convert)
+        history[local] = (resolver.outbound(local).wire, _scrubbed(rules.repairs, local, convert))
     return Runtime(
         rules=rules,
         resolver=resolver,
@@ -425,6 +477,18 @@ def build_runtime(rules: CompiledRules, plan: Any) -> Runtime:
         repairs=rules.repairs,
         history=history,
     )
+
+
+def _scrubbed(repairs: RepairSet, local: str, convert: Converter | None) -> Converter | None:
+    """History replay never sends what repair recorded for itself (internal keys)."""
+    if local not in repairs.internal:
+        return convert
+
+    def run(arguments: Any) -> Any:
+        clean = repairs.scrub(local, arguments)
+        return convert(clean) if convert is not None else clean
+
+    return run
 
 
 def compile_rules(source: RuleSource) -> Runtime:

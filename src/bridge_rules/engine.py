@@ -22,6 +22,8 @@ from bridge_rules.runtime import Runtime
 
 if TYPE_CHECKING:
     from bridge_rules.transform import OutboundBytes, OutboundResult
+    from bridge_rules.transform.results import CallMemory
+    from bridge_rules.transform.unmapped import InboundReport
 
 __all__ = ["Engine", "RuleRef", "load"]
 
@@ -57,6 +59,13 @@ class Engine:
         self.runtime = runtime
         self.diagnostics: list[Diagnostic] = list(diagnostics)
         """Warnings found while loading (errors raise :class:`~bridge_rules.RulesError`)."""
+        self.memory: CallMemory | None = None
+        """Calls whose repair stripped a pipeline, by ``tool_use`` id, so the next request's
+        ``tool_result`` gets the pipeline applied (bounded; only when the rules strip any)."""
+        if runtime.repairs.internal:
+            from bridge_rules.transform.results import CallMemory
+
+            self.memory = CallMemory()
 
     @property
     def rules(self) -> CompiledRules:
@@ -132,9 +141,12 @@ class Engine:
         shapes pass through; this never raises on the payload.
         """
         from bridge_rules.transform import rewrite_outbound  # not needed by explain/lint
+        from bridge_rules.transform.results import apply_results
 
         if model is not None:
             _name(model, "model")
+        if self.memory is not None:
+            payload = apply_results(payload, self.memory)
         return rewrite_outbound(self.runtime, payload, model, env)
 
     def outbound_bytes(
@@ -161,18 +173,28 @@ class Engine:
             _name(model, "model")
         return rewrite_outbound_bytes(self.runtime, body, model, env, cache=cache)
 
-    def inbound(self, message: Any, registered: Iterable[str] | None = None) -> Any:
+    def inbound(
+        self,
+        message: Any,
+        registered: Iterable[str] | None = None,
+        report: InboundReport | None = None,
+    ) -> Any:
         """A non-streaming response message with tool calls in local shape (a new dict).
 
         ``registered``: the request's local tool names (``OutboundResult.registered``);
-        None means every local name the rules know.
+        None means every local name the rules know. ``report`` (an
+        :class:`~bridge_rules.transform.unmapped.InboundReport`) receives the calls that map
+        to no registered tool when ``inbound.unmapped`` is ``warn`` or ``error``.
         """
         from bridge_rules.transform import rewrite_message
 
-        return rewrite_message(self.runtime, message, _names(registered))
+        return rewrite_message(self.runtime, message, _names(registered), self.memory, report)
 
     def inbound_stream(
-        self, chunks: Iterable[bytes], registered: Iterable[str] | None = None
+        self,
+        chunks: Iterable[bytes],
+        registered: Iterable[str] | None = None,
+        report: InboundReport | None = None,
     ) -> Iterator[bytes]:
         """An SSE response stream rewritten chunk by chunk; any chunking works.
 
@@ -181,15 +203,18 @@ class Engine:
         """
         from bridge_rules.transform import rewrite_stream
 
-        return rewrite_stream(self.runtime, chunks, _names(registered))
+        return rewrite_stream(self.runtime, chunks, _names(registered), self.memory, report)
 
     def inbound_stream_async(
-        self, chunks: AsyncIterable[bytes], registered: Iterable[str] | None = None
+        self,
+        chunks: AsyncIterable[bytes],
+        registered: Iterable[str] | None = None,
+        report: InboundReport | None = None,
     ) -> AsyncIterator[bytes]:
         """:meth:`inbound_stream` over an async iterable (an ASGI/httpx body)."""
         from bridge_rules.transform import rewrite_stream_async
 
-        return rewrite_stream_async(self.runtime, chunks, _names(registered))
+        return rewrite_stream_async(self.runtime, chunks, _names(registered), self.memory, report)
 
     # --------------------------------------------------------- explain
     def explain(

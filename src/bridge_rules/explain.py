@@ -149,7 +149,9 @@ def explain_tool(
     if registered is None and name not in names:
         names.append(name)
     checks = []
-    for wire in [out.wire, *(out.wire + s.suffix for s in rt.rules.strips)]:
+    variants = [out.wire, *(out.wire + s.suffix for s in rt.rules.strips)]
+    variants += rt.rules.gateway.examples(out.wire, name)
+    for wire in dict.fromkeys(variants):
         trace: list[InboundStep] = []
         local = rt.resolver.inbound(wire, names, trace)
         checks.append(InboundCheck(wire, local, trace))

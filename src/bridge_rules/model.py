@@ -152,6 +152,11 @@ class SuffixStrip(Strict):
     case: Case = "exact"
 
 
+class PrefixStrip(Strict):
+    prefix: str
+    case: Case = "exact"
+
+
 class Inbound(Strict):
     """How wire names coming back are turned into local names."""
 
@@ -160,11 +165,59 @@ class Inbound(Strict):
         default_factory=list,
         description="Suffixes a gateway appends (e.g. `_ide`); stripped once, then looked up.",
     )
+    strip_prefixes: list[str | PrefixStrip] = Field(
+        default_factory=list,
+        description="Prefixes a gateway puts in front (e.g. `proxy_`); when the name does not "
+        "map, each is stripped and the rest looked up again.",
+    )
+    collapse_doubled_prefixes: bool = Field(
+        False,
+        description="When the name does not map, a prefix the rules know (prefix and "
+        "passthrough stages, `strip_prefixes`) written twice in a row is written once "
+        "(`mcp__pi__mcp__pi__x` -> `mcp__pi__x`), and the rest looked up again.",
+    )
+    match_registered: Literal["none", "exact", "insensitive"] = Field(
+        "none",
+        description="When the name does not map, compare it with the request's own registered "
+        "local names: as written (`exact`) or ignoring case (`insensitive`: `My_Tool` -> "
+        "`my_tool`, only when one registered name matches).",
+    )
+    unmapped: Literal["pass", "warn", "error"] = Field(
+        "pass",
+        description="A tool call whose name maps to no registered tool: passed on as it is "
+        "(`pass`), passed on and reported (`warn`: a log line, the proxy's "
+        "`x-bridge-rules-unmapped` header and counter), or turned into a text block the agent "
+        "can read (`error`).",
+    )
 
     def suffixes(self) -> list[SuffixStrip]:
         return [
             s if isinstance(s, SuffixStrip) else SuffixStrip(suffix=s) for s in self.strip_suffixes
         ]
+
+    def prefixes(self) -> list[PrefixStrip]:
+        return [
+            s if isinstance(s, PrefixStrip) else PrefixStrip(prefix=s) for s in self.strip_prefixes
+        ]
+
+
+class WireNames(Strict):
+    """What happens to a tool name the API would reject, and to two tools under one name."""
+
+    max_length: int = Field(
+        64, ge=1, le=1024, description="The longest wire name allowed (the API allows 64)."
+    )
+    on_invalid: Literal["error", "shorten", "pass"] = Field(
+        "error",
+        description="A wire name longer than `max_length` or with characters outside "
+        "`a-zA-Z0-9_-`: fail the request with a 400 that names the tool (`error`), send a "
+        "deterministic short name that maps back (`shorten`), or send it as is (`pass`).",
+    )
+    on_collision: Literal["error", "first"] = Field(
+        "error",
+        description="Two tools of one request under one wire name: fail the request with a "
+        "400 (`error`), or send the first and drop the others (`first`).",
+    )
 
 
 # ----------------------------------------------------------------- bindings
@@ -183,8 +236,8 @@ class TextRules(Strict):
     recover_tool_calls: bool = Field(
         False,
         description='Turn a `<tool_call>{"name": ..., "arguments": ...}</tool_call>` a model '
-        "wrote as text in a response into a real `tool_use` block (pi-flows); only for "
-        "registered tools.",
+        "wrote as text in a response or a stream into a real `tool_use` block (pi-flows); "
+        "only for registered tools.",
     )
 
 
@@ -238,6 +291,7 @@ class RuleFile(Strict):
     gate: Gate | None = None
     names: list[Stage] | None = None
     inbound: Inbound | None = None
+    wire_names: WireNames | None = None
     bindings: list[Binding] | None = None
     repair: list[Repair] | None = Field(
         None, description="Argument repair for local tools (aliases, coercion, shorthand)."

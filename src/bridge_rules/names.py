@@ -18,7 +18,16 @@ from dataclasses import dataclass, field
 
 from bridge_rules.source import Span
 from bridge_rules.stageindex import StageIndex
-from bridge_rules.stages import CompiledStage, Hit, PrefixStage, Strip, TableStage
+from bridge_rules.stages import (
+    CompiledStage,
+    Gateway,
+    Hit,
+    NameGuard,
+    PrefixStage,
+    Strip,
+    TableStage,
+)
+from bridge_rules.wirenames import is_valid, shorten
 
 
 @dataclass(frozen=True)
@@ -140,10 +149,14 @@ class Resolver:
         insensitive: bool,
         local_tools: Iterable[str],
         reverse_cache_size: int = 128,
+        gateway: Gateway | None = None,
+        guard: NameGuard | None = None,
     ) -> None:
+        self.guard = guard if guard is not None and guard.on_invalid == "shorten" else None
         self.stages = tuple(stages)
         self._index = StageIndex(self.stages)
         self.strips = tuple(strips)
+        self.gateway = gateway if gateway is not None and gateway.active else None
         self._memo: dict[str, Outbound] = {}
         self._reverse: OrderedDict[tuple[str, ...], ReverseMap] = OrderedDict()
         self._reverse_cache_size = reverse_cache_size
@@ -177,6 +190,8 @@ class Resolver:
                 result = Outbound(name, found[1].wire, self.stages[found[0]], found[1])
         else:
             result = self._traced(name, trace)
+        if self.guard is not None and not is_valid(result.wire, self.guard.max_length):
+            result = self._shortened(result, trace)
         if len(self._memo) < self._memo_cap:
             self._memo[name] = result
         return result
@@ -201,6 +216,20 @@ class Resolver:
         """The first of the stages before position ``before`` that decides ``name``."""
         found = self._index.first(name, before)
         return None if found is None else (self.stages[found[0]], found[1])
+
+    def _shortened(self, result: Outbound, trace: list[StageStep] | None) -> Outbound:
+        """``wire_names.on_invalid: shorten``: a valid name that maps back (reverse map)."""
+        guard = self.guard
+        assert guard is not None
+        short = shorten(result.wire, guard.max_length)
+        if trace is not None:
+            detail = (
+                f"'{result.wire}' is not a valid wire name (max {guard.max_length}, a-zA-Z0-9_-)"
+                f" -> shortened to '{short}'"
+            )
+            span = guard.span if guard.span is not None else Span("<defaults>")
+            trace.append(StageStep(len(self.stages), "wire_names", "guard", True, detail, span))
+        return Outbound(result.local, short, result.stage, result.hit)
 
     # ------------------------------------------------------------ reverse
     @property
@@ -416,7 +445,34 @@ class Resolver:
             found = self._lookup(rmap, base, trace)
             if found is not None:
                 return found
-        return None
+        return self._gateway(wire, registered, trace)
+
+    def _gateway(
+        self, wire: str, registered: Iterable[str] | None, trace: list[InboundStep] | None
+    ) -> str | None:
+        """Undo what a gateway did to a name that did not map (``inbound.strip_prefixes``,
+        ``collapse_doubled_prefixes``, ``match_registered``); each shorter name is looked up
+        again from the start, so strips compose."""
+        gateway = self.gateway
+        if gateway is None:
+            return None
+        for candidate, detail, span in gateway.candidates(wire):
+            if trace is not None:
+                trace.append(InboundStep("gateway", wire, candidate, detail, span))
+            found = self.inbound(candidate, registered, trace)
+            if found is not None:
+                return found
+        names = self._known_locals if registered is None else tuple(registered)
+        found = gateway.registered(wire, names)
+        for strip in self.strips if found is None else ():
+            if strip.suffix and wire.endswith(strip.suffix) and len(wire) > len(strip.suffix):
+                found = gateway.registered(wire[: -len(strip.suffix)], names)
+                if found is not None:
+                    break
+        if trace is not None and gateway.match_registered != "none":
+            how = f"compared with the registered names ({gateway.match_registered} case)"
+            trace.append(InboundStep("gateway", wire, found, how, gateway.span))
+        return found
 
     def _inbound_fast(self, wire: str, fast: FastReverse) -> str | None:
         """:meth:`inbound` without a trace: dictionary lookups over the winners."""

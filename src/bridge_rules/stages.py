@@ -157,3 +157,86 @@ class PrefixStage(CompiledStage):
         if wire.lower().startswith(self.value.lower()):
             return wire[len(self.value) :]
         return None
+
+
+@dataclass(frozen=True)
+class NameGuard:
+    """``wire_names``: the API's name rule at run time (limit, invalid names, collisions)."""
+
+    max_length: int = 64
+    on_invalid: str = "error"
+    on_collision: str = "error"
+    span: Span | None = None
+
+
+@dataclass(frozen=True)
+class PrefixStrip:
+    """An inbound prefix strip (``inbound.strip_prefixes``) with where it was written."""
+
+    prefix: str
+    case: Case
+    span: Span
+
+    def strip(self, wire: str) -> str | None:
+        if len(wire) <= len(self.prefix):
+            return None
+        if self.case == "exact":
+            hit = wire.startswith(self.prefix)
+        else:
+            hit = wire[: len(self.prefix)].lower() == self.prefix.lower()
+        return wire[len(self.prefix) :] if hit else None
+
+
+@dataclass(frozen=True)
+class Gateway:
+    """What a gateway does to names, undone when a returned name does not map by itself.
+
+    ``candidates`` are tried in order (each looked up again, so strips compose:
+    ``proxy_proxy_x`` -> ``proxy_x`` -> ``x``); ``match_registered`` runs last.
+    """
+
+    prefixes: tuple[PrefixStrip, ...] = ()
+    doubled: tuple[tuple[str, Span], ...] = ()
+    """Prefixes collapsed when written twice (``collapse_doubled_prefixes``)."""
+    match_registered: str = "none"
+    span: Span | None = None
+
+    @property
+    def active(self) -> bool:
+        return bool(self.prefixes or self.doubled or self.match_registered != "none")
+
+    def candidates(self, wire: str) -> list[tuple[str, str, Span | None]]:
+        """(shorter name, what was done, where the rule is) for every strip that applies."""
+        out: list[tuple[str, str, Span | None]] = []
+        for prefix, span in self.doubled:
+            if prefix and wire.startswith(prefix + prefix):
+                out.append((wire[len(prefix) :], f"collapsed doubled prefix {prefix!r}", span))
+        for strip in self.prefixes:
+            rest = strip.strip(wire)
+            if rest is not None:
+                out.append(
+                    (rest, f"stripped prefix {strip.prefix!r} ({strip.case} case)", strip.span)
+                )
+        return out
+
+    def examples(self, wire: str, local: str) -> list[str]:
+        """Mangled forms of ``wire`` these rules undo, for ``explain`` to trace."""
+        out = [strip.prefix + wire for strip in self.prefixes]
+        out += [prefix + wire for prefix, _span in self.doubled if wire.startswith(prefix)]
+        if self.match_registered != "none":
+            out.append(local)
+        if self.match_registered == "insensitive":
+            out.append(local.upper())
+        return out
+
+    def registered(self, wire: str, names: tuple[str, ...]) -> str | None:
+        """The one registered name ``wire`` matches under ``match_registered``, or None."""
+        if self.match_registered == "none":
+            return None
+        if wire in names:
+            return wire
+        if self.match_registered != "insensitive":
+            return None
+        low = wire.lower()
+        hits = [n for n in names if n.lower() == low]
+        return hits[0] if len(hits) == 1 else None

@@ -10,6 +10,7 @@ from ruamel.yaml import YAML
 
 import bridge_rules
 from bridge_rules.repair.pipeline import strip_extractors
+from bridge_rules.repair.rules import NOTE_KEY
 
 CASES: list[dict[str, Any]] = YAML(typ="safe").load(
     (Path(__file__).parent / "data" / "pipelines.yaml").read_text(encoding="utf-8")
@@ -33,16 +34,17 @@ def test_strip(case: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["command"] or "<empty>" for c in CASES])
-def test_profile_records_what_it_removed(case: dict[str, Any]) -> None:
+def test_profile_records_what_it_removed_out_of_band(case: dict[str, Any]) -> None:
     args = {"command": case["command"], "timeout": 5}
-    out = GUARD.inbound_call("bash", args).arguments
+    call = GUARD.inbound_call("bash", args)
     if case.get("unchanged"):
-        assert out == args
+        assert call.arguments == args
+        assert not call.notes
     else:
-        assert out == {
-            "command": case["cleaned"],
-            "timeout": 5,
-            "_piToolGuardOriginalCommand": case["command"],
-            "_piToolGuardRemoved": True,
-            "_piToolGuardPipeline": case["removed"],
-        }
+        # the agent gets the stripped command and nothing else: no _piToolGuard* keys
+        assert call.arguments == {"command": case["cleaned"], "timeout": 5}
+        assert call.notes["_piToolGuardOriginalCommand"] == case["command"]
+        assert call.notes["_piToolGuardRemoved"] is True
+        assert call.notes["_piToolGuardPipeline"] == case["removed"]
+        note = call.notes[NOTE_KEY]
+        assert (note.original, " | ".join(note.commands)) == (case["command"], case["removed"])

@@ -90,7 +90,7 @@ def test_tool_call_text_recovered_when_switched_on(tmp_path: Path) -> None:
     )
     out = rules.inbound(message({"type": "text", "text": text}, stop="end_turn"), REGISTERED)
     blocks = out["content"]
-    assert blocks[0] == {"type": "text", "text": "Reading."}
+    assert blocks[0] == {"type": "text", "text": "Reading.\n"}
     assert [(b["name"], b["input"]) for b in blocks[1:]] == [
         ("ls", {"path": "."}),
         ("read", {"path": "a"}),
@@ -127,4 +127,29 @@ def test_whole_object_arguments(tmp_path: Path) -> None:
     assert [(b["type"], b.get("name"), b.get("input")) for b in out["content"]] == [
         ("tool_use", "bash", {"command": "ls"})
     ]
-    assert out["stop_reason"] == "max_tokens"
+    assert out["stop_reason"] == "tool_use"  # a recovered call is a call, even after max_tokens
+
+
+def test_text_around_a_call_splits_into_blocks(tmp_path: Path) -> None:
+    rules = write_rules(tmp_path, RECOVER)
+    text = 'A  <tool_call>{"name": "ls", "arguments": {}}</tool_call>\n B'
+    out = rules.inbound(message({"type": "text", "text": text}, stop="end_turn"), REGISTERED)
+    assert [(b["type"], b.get("text")) for b in out["content"]] == [
+        ("text", "A  "),
+        ("tool_use", None),
+        ("text", "B"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<tool_call>{"name": "bash", "arguments": {"command": "ls"}}',
+        '<tool_call>{"name": "bash", "arguments": {"command": "ls"}}\n</tool_c',
+    ],
+)
+def test_unclosed_tag_with_a_complete_call_is_recovered(tmp_path: Path, text: str) -> None:
+    rules = write_rules(tmp_path, RECOVER)
+    out = rules.inbound(message({"type": "text", "text": text}, stop="max_tokens"), REGISTERED)
+    assert [(b["type"], b.get("name")) for b in out["content"]] == [("tool_use", "bash")]
+    assert out["stop_reason"] == "tool_use"

@@ -138,6 +138,8 @@ class ProxyApp:
                 raise ProxyError(
                     500, f"bridge-rules could not rewrite the request ({type(exc).__name__})"
                 ) from None
+            if result.rejected:
+                raise ProxyError(400, result.rejected)
             model = result.fields.get("model")
             record.model = model if isinstance(model, str) else None
             record.stream = result.fields.get("stream") is True

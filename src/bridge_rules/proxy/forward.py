@@ -20,9 +20,10 @@ from bridge_rules.proxy.errors import ProxyError, UpstreamAborted, sse_error_eve
 from bridge_rules.proxy.headers import filter_headers, is_secret, redact, request_headers
 from bridge_rules.proxy.obs import DebugLog
 from bridge_rules.proxy.reply import Message, Reply
-from bridge_rules.proxy.rewrite import BodyOutcome, Rewriter
+from bridge_rules.proxy.rewrite import BodyOutcome, BodyRewriter
 from bridge_rules.proxy.stream import EventTooLarge, StreamWatch, capped_events
 from bridge_rules.proxy.upstream import READ_ERRORS, Upstream, read_fault
+from bridge_rules.transform.unmapped import HEADER as UNMAPPED_HEADER
 
 REWRITE_DROP = frozenset({b"content-length", b"content-encoding"})
 DEBUG_STREAM_CAP = 1 << 20  # bytes of a streamed body the debug log keeps (--log-prompts)
@@ -60,7 +61,7 @@ class Exchange:
         }
 
 
-async def forward(upstream: Upstream, rewriter: Rewriter, ex: Exchange) -> None:
+async def forward(upstream: Upstream, rewriter: BodyRewriter, ex: Exchange) -> None:
     rewriting = ex.rewriting
     headers = request_headers(ex.scope["headers"], identity=rewriting)
     messages = ex.scope["path"] == "/v1/messages"
@@ -125,7 +126,7 @@ async def _untouched(
 
 
 async def _stream(
-    upstream: Upstream, rewriter: Rewriter, ex: Exchange, response: aiohttp.ClientResponse
+    upstream: Upstream, rewriter: BodyRewriter, ex: Exchange, response: aiohttp.ClientResponse
 ) -> None:
     await ex.reply.start(response.status, filter_headers(response.raw_headers, REWRITE_DROP))
     capped = capped_events(response.content.iter_any(), upstream.config.max_sse_event_bytes)
@@ -134,7 +135,7 @@ async def _stream(
 
 
 async def _message(
-    upstream: Upstream, rewriter: Rewriter, ex: Exchange, response: aiohttp.ClientResponse
+    upstream: Upstream, rewriter: BodyRewriter, ex: Exchange, response: aiohttp.ClientResponse
 ) -> None:
     try:
         data = await response.read()
@@ -146,9 +147,13 @@ async def _message(
             message = jsonio.loads(data)
         except jsonio.JSONDecodeError:
             message = None
+        unmapped = ""
         if isinstance(message, dict):
-            rewritten = rewriter.inbound(message, ex.registered)
+            rewritten, unmapped = rewriter.inbound_report(message, ex.registered)
             data = jsonio.dumps(rewritten)
             if ex.debug_log is not None:
                 ex.debug["response_body"] = ex.debug_log.body(rewritten)
-    await ex.reply.full(response.status, filter_headers(response.raw_headers, REWRITE_DROP), data)
+    headers = filter_headers(response.raw_headers, REWRITE_DROP)
+    if unmapped:  # inbound.unmapped: warn|error named calls no rule maps back
+        headers.append((UNMAPPED_HEADER.encode(), unmapped.encode("latin-1")))
+    await ex.reply.full(response.status, headers, data)

@@ -20,15 +20,20 @@ from typing import Any, Protocol
 from bridge_rules import jsonio
 from bridge_rules.runtime import Runtime
 from bridge_rules.transform import (
+    InboundReport,
     rewrite_message,
     rewrite_outbound,
     rewrite_outbound_bytes,
     rewrite_stream_async,
 )
+from bridge_rules.transform.results import CallMemory, apply_results
 
 
 class Outcome(Protocol):
     """What the proxy records of an outbound rewrite."""
+
+    @property
+    def rejected(self) -> str | None: ...  # why the request must not be sent (a 400)
 
     @property
     def renames(self) -> Mapping[str, str]: ...
@@ -66,6 +71,10 @@ class BodyRewriter(Rewriter, Protocol):
         when it is not valid JSON."""
         ...
 
+    def inbound_report(self, message: dict[str, Any], registered: list[str]) -> tuple[Any, str]:
+        """The rewritten message and the ``x-bridge-rules-unmapped`` value ("" for none)."""
+        ...
+
 
 @dataclass(frozen=True)
 class _Parsed:
@@ -74,6 +83,7 @@ class _Parsed:
     renames: Mapping[str, str]
     gate_open: bool
     registered: list[str]
+    rejected: str | None
 
 
 class _ParsedPath:
@@ -97,7 +107,11 @@ class _ParsedPath:
         model = payload.get("model")
         result = self.rewriter.outbound(payload, model if isinstance(model, str) else None)
         out = jsonio.dumps(result.payload) if result.gate_open else body
-        return _Parsed(out, fields, result.renames, result.gate_open, result.registered)
+        rejected = getattr(result, "rejected", None)  # test doubles need not say
+        return _Parsed(out, fields, result.renames, result.gate_open, result.registered, rejected)
+
+    def inbound_report(self, message: dict[str, Any], registered: list[str]) -> tuple[Any, str]:
+        return self.inbound(message, registered), ""
 
 
 def body_rewriter(rewriter: Rewriter) -> BodyRewriter:
@@ -112,17 +126,30 @@ class RuntimeRewriter:
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
+        # Calls whose repair stripped a pipeline, by tool_use id: the next request's matching
+        # tool_result gets the pipeline applied (bounded; only when the rules strip any).
+        self.memory = CallMemory() if runtime.repairs.internal else None
+        self._parsed = _ParsedPath(self)
 
     def outbound(self, payload: dict[str, Any], model: str | None) -> OutboundLike:
+        if self.memory is not None:
+            payload = apply_results(payload, self.memory)
         return rewrite_outbound(self.runtime, payload, model)
 
     def inbound(self, message: dict[str, Any], registered: list[str]) -> Any:
-        return rewrite_message(self.runtime, message, registered)
+        return rewrite_message(self.runtime, message, registered, self.memory)
+
+    def inbound_report(self, message: dict[str, Any], registered: list[str]) -> tuple[Any, str]:
+        report = InboundReport()
+        out = rewrite_message(self.runtime, message, registered, self.memory, report)
+        return out, report.header_value() or ""
 
     def stream(self, chunks: AsyncIterator[bytes], registered: list[str]) -> AsyncIterator[bytes]:
-        return rewrite_stream_async(self.runtime, chunks, registered)
+        return rewrite_stream_async(self.runtime, chunks, registered, self.memory)
 
     def outbound_body(self, body: bytes) -> BodyOutcome:
+        if self.memory is not None:  # tool results are rewritten from memory: parse it all
+            return self._parsed.outbound_body(body)
         # The caller pauses the collector around the whole synchronous stretch.
         return rewrite_outbound_bytes(
             self.runtime, body, loads=jsonio.loads, dumps=jsonio.dumps, gc_pause=False

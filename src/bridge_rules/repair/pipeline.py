@@ -27,6 +27,8 @@ class Stripped:
     cleaned: str
     removed: str
     """The removed commands' source joined with ``" | "``."""
+    commands: tuple[str, ...] = ()
+    """The removed commands' source, one a command, in pipeline order."""
 
 
 def _first_statement_tail(node: Any) -> Any:
@@ -85,5 +87,5 @@ def strip_extractors(command: str, extractors: Collection[str]) -> Stripped | No
     if keep == len(commands):
         return None
     cleaned = command[: commands[keep - 1].pos[1]].strip()
-    removed = " | ".join(command[c.pos[0] : c.pos[1]] for c in commands[keep:])
-    return Stripped(cleaned, removed)
+    parts = tuple(command[c.pos[0] : c.pos[1]] for c in commands[keep:])
+    return Stripped(cleaned, " | ".join(parts), parts)

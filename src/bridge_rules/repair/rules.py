@@ -1,5 +1,11 @@
 """``repair:`` entries compiled into steps per local tool (the same Step type bindings use,
-so ``explain --args`` shows repairs beside binding operations)."""
+so ``explain --args`` shows repairs beside binding operations).
+
+What a repair records for itself (``strip_pipeline.record`` keys, and the note
+:data:`NOTE_KEY` every strip leaves) is internal: :meth:`RepairSet.repair_noted`
+takes it out of the arguments and hands it back separately, so it never reaches
+the agent nor, through history, the upstream.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +16,7 @@ from typing import Any
 
 from bridge_rules.model_bindings import EditShorthand, Repair, StripPipeline
 from bridge_rules.repair.jsnum import parse_float
-from bridge_rules.repair.pipeline import strip_extractors
+from bridge_rules.repair.pipeline import Stripped, strip_extractors
 from bridge_rules.source import SourceMap
 from bridge_rules.steps import Fn, SpanOf, Step, entry_spans, run_steps
 
@@ -87,6 +93,19 @@ def _numbers_fn(fields: list[str]) -> Fn:
     return run
 
 
+NOTE_KEY = "\x00bridge-rules:strip_pipeline"
+"""Where a strip step leaves its :class:`PipelineNote` while the steps run (never sent)."""
+
+
+@dataclass(frozen=True)
+class PipelineNote:
+    """A trailing pipeline repair removed: to be applied to the call's result later."""
+
+    field: str
+    original: str
+    commands: tuple[str, ...]
+
+
 def _strip_fn(spec: StripPipeline) -> Fn:
     extractors = frozenset(spec.extractors)
 
@@ -98,6 +117,7 @@ def _strip_fn(spec: StripPipeline) -> Fn:
         if result is None:
             return
         work[spec.field] = result.cleaned
+        work[NOTE_KEY] = _note(spec.field, command, result)
         if "original" in spec.record:
             work[spec.record["original"]] = command
         if "removed" in spec.record:
@@ -106,6 +126,10 @@ def _strip_fn(spec: StripPipeline) -> Fn:
             work[spec.record["pipeline"]] = result.removed
 
     return run
+
+
+def _note(field_name: str, command: str, result: Stripped) -> PipelineNote:
+    return PipelineNote(field_name, command, result.commands)
 
 
 def _steps(entry: Repair, span_of: SpanOf) -> list[Step]:
@@ -138,13 +162,37 @@ def _steps(entry: Repair, span_of: SpanOf) -> list[Step]:
 
 @dataclass(frozen=True)
 class RepairSet:
-    """Repair steps by local tool name; later files' entries for a tool replace earlier ones."""
+    """Repair steps by local tool name; later files' entries for a tool replace earlier ones.
+
+    ``internal`` holds, per tool, the keys its repairs record for themselves: they are taken
+    out of the arguments the agent gets and out of history sent upstream.
+    """
 
     steps: Mapping[str, tuple[Step, ...]] = field(default_factory=dict)
+    internal: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
     def repair(self, local: str, arguments: Any) -> Any:
+        return self.repair_noted(local, arguments)[0]
+
+    def repair_noted(self, local: str, arguments: Any) -> tuple[Any, dict[str, Any]]:
+        """The repaired arguments without internal keys, and those keys' values."""
         steps = self.steps.get(local)
-        return run_steps(steps, arguments) if steps else arguments
+        if not steps:
+            return arguments, {}
+        work = run_steps(steps, arguments)
+        return self._split(local, work)
+
+    def scrub(self, local: str, arguments: Any) -> Any:
+        """``arguments`` without the internal keys of ``local``'s repairs (history replay)."""
+        return self._split(local, arguments)[0]
+
+    def _split(self, local: str, arguments: Any) -> tuple[Any, dict[str, Any]]:
+        keys = self.internal.get(local)
+        if not keys or not isinstance(arguments, dict) or keys.isdisjoint(arguments):
+            return arguments, {}
+        kept = {k: v for k, v in arguments.items() if k not in keys}
+        notes = {k: v for k, v in arguments.items() if k in keys}
+        return kept, notes
 
     def has(self, local: str) -> bool:
         return local in self.steps
@@ -152,11 +200,20 @@ class RepairSet:
 
 def compile_repairs(entries: Iterable[tuple[Repair, SpanOf]]) -> RepairSet:
     out: dict[str, tuple[Step, ...]] = {}
+    internal: dict[str, frozenset[str]] = {}
     for entry, span_of in entries:
         steps = tuple(_steps(entry, span_of))
+        keys = frozenset(_internal_keys(entry))
         for tool in entry.tools():
             out[tool] = steps
-    return RepairSet(out)
+            internal[tool] = keys
+    return RepairSet(out, {k: v for k, v in internal.items() if v})
+
+
+def _internal_keys(entry: Repair) -> list[str]:
+    if entry.strip_pipeline is None:
+        return []
+    return [NOTE_KEY, *entry.strip_pipeline.record.values()]
 
 
 def compile_repair_section(files: Iterable[tuple[Iterable[Repair], SourceMap]]) -> RepairSet:

@@ -10,9 +10,15 @@ so argument bindings live in one place. The public facade forwards to them:
 from bridge_rules.transform.cached import OutboundBytes, rewrite_outbound_bytes
 from bridge_rules.transform.inbound import rewrite_message
 from bridge_rules.transform.outbound import OutboundResult, rewrite_outbound
-from bridge_rules.transform.sse import StreamRewriter, rewrite_stream, rewrite_stream_async
+from bridge_rules.transform.sse import StreamRewriter
+from bridge_rules.transform.stream import rewrite_stream, rewrite_stream_async
+from bridge_rules.transform.unmapped import HEADER as UNMAPPED_HEADER
+from bridge_rules.transform.unmapped import UNMAPPED, InboundReport
 
 __all__ = [
+    "UNMAPPED",
+    "UNMAPPED_HEADER",
+    "InboundReport",
     "OutboundBytes",
     "OutboundResult",
     "StreamRewriter",

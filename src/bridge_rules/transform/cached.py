@@ -153,6 +153,7 @@ def _finish(result: OutboundResult, body: bytes, payload: Any, **counts: int) ->
         registered=result.registered,
         dropped=result.dropped,
         gate_reason=result.gate_reason,
+        rejected=result.rejected,
         fields=fields,
         **counts,
     )

@@ -8,6 +8,9 @@ from typing import Any
 from bridge_rules.calls import inbound_call
 from bridge_rules.runtime import Runtime
 from bridge_rules.transform.recover import recover_tool_calls
+from bridge_rules.transform.references import references_in
+from bridge_rules.transform.results import CallMemory
+from bridge_rules.transform.unmapped import InboundReport, UnmappedPolicy
 
 
 def freeze(registered: Iterable[str] | None) -> tuple[str, ...] | None:
@@ -15,10 +18,15 @@ def freeze(registered: Iterable[str] | None) -> tuple[str, ...] | None:
     return None if registered is None else tuple(registered)
 
 
-def rewrite_block(rt: Runtime, block: Any, registered: tuple[str, ...] | None) -> Any:
+def rewrite_block(
+    rt: Runtime,
+    block: Any,
+    registered: tuple[str, ...] | None,
+    memory: CallMemory | None = None,
+) -> Any:
     """A ``tool_use`` block with its name mapped back and its input adapted; others as they are."""
     if not isinstance(block, dict) or block.get("type") != "tool_use":
-        return block
+        return references_in(rt, block, registered)
     name = block.get("name")
     if not isinstance(name, str):
         return block
@@ -27,13 +35,25 @@ def rewrite_block(rt: Runtime, block: Any, registered: tuple[str, ...] | None) -
         return block if local is None or local == name else {**block, "name": local}
     args = block["input"]
     call = inbound_call(rt, name, args, registered)
+    if memory is not None and call.notes:
+        memory.remember(block.get("id"), call)
     if call.name == name and call.arguments is args:
         return block
     return {**block, "name": call.name, "input": call.arguments}
 
 
-def rewrite_message(rt: Runtime, message: Any, registered: Iterable[str] | None = None) -> Any:
-    """A new message with tool calls in local shape; unknown tools and shapes untouched."""
+def rewrite_message(
+    rt: Runtime,
+    message: Any,
+    registered: Iterable[str] | None = None,
+    memory: CallMemory | None = None,
+    report: InboundReport | None = None,
+) -> Any:
+    """A new message with tool calls in local shape; unknown tools and shapes untouched.
+
+    ``memory``: where calls whose repair stripped a pipeline are remembered, for their result;
+    ``report``: receives the calls ``inbound.unmapped`` found (``warn`` and ``error``).
+    """
     if not isinstance(message, dict):
         return message
     reg = freeze(registered)
@@ -43,7 +63,7 @@ def rewrite_message(rt: Runtime, message: Any, registered: Iterable[str] | None 
         return out
     new_content: list[Any] | None = None
     for i, block in enumerate(content):
-        new_block = rewrite_block(rt, block, reg)
+        new_block = rewrite_block(rt, block, reg, memory)
         if new_block is not block:
             if new_content is None:
                 new_content = list(content)
@@ -51,5 +71,7 @@ def rewrite_message(rt: Runtime, message: Any, registered: Iterable[str] | None 
     if new_content is not None:
         out["content"] = new_content
     if rt.plan.recover_tool_calls:
-        recover_tool_calls(rt, out, reg)
+        recover_tool_calls(rt, out, reg, memory)
+    if rt.rules.unmapped != "pass":
+        UnmappedPolicy(rt, reg, report).message(out)
     return out

@@ -15,6 +15,8 @@ from typing import Any
 from bridge_rules.calls import wire_schema
 from bridge_rules.runtime import Runtime
 from bridge_rules.textplan import API, Plan
+from bridge_rules.transform.guard import check_wire_names
+from bridge_rules.transform.references import references_out
 
 _UNTYPED = ("", "custom")
 
@@ -33,6 +35,9 @@ class Outcome:
     registered: list[str] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
     gate_reason: str = ""
+    rejected: str | None = None
+    """Why the request must not be sent (``wire_names``: an invalid or shared wire name); the
+    proxy answers it with a 400 ``invalid_request_error``."""
 
 
 @dataclass
@@ -301,11 +306,12 @@ def rewrite_with(
         system = rw.system(payload["system"])
         if system is not payload["system"]:
             out["system"] = system
-    return OutboundResult(
-        out,
+    result = OutboundResult(
+        references_out(rt, out),
         renames=rw.renames,
         gate_open=True,
         registered=rw.registered,
         dropped=rw.dropped,
         gate_reason=decision.reason,
     )
+    return check_wire_names(rt, result)

@@ -23,14 +23,16 @@ a whole object and as received otherwise; the end of a truncated stream releases
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from bridge_rules import jsonio
-from bridge_rules.calls import adapts_arguments, inbound_call
+from bridge_rules.calls import ToolCall, adapts_arguments, inbound_call
 from bridge_rules.runtime import Runtime
 from bridge_rules.transform.inbound import freeze
+from bridge_rules.transform.references import references_in
+from bridge_rules.transform.results import CallMemory
 
 # Two line ends in a row end an event; a CR is a line end on its own only when no LF follows.
 _BOUNDARY = re.compile(rb"(?:\r\n|\n|\r(?!\n))(?:\r\n|\n|\r(?!\n))")
@@ -44,6 +46,7 @@ _MESSAGE_END = (b"message_delta", b"message_stop")
 @dataclass
 class _Held:
     wire: str
+    id: Any = None
     raw: list[bytes] = field(default_factory=list)
     partial: list[str] = field(default_factory=list)
     clean: bool = True
@@ -101,9 +104,15 @@ def _rebuild(event: _Event, data: Any) -> bytes:
 class StreamRewriter:
     """Feed bytes in any chunking; get rewritten bytes out. ``close()`` flushes the tail."""
 
-    def __init__(self, rt: Runtime, registered: Iterable[str] | None = None) -> None:
+    def __init__(
+        self,
+        rt: Runtime,
+        registered: Iterable[str] | None = None,
+        memory: CallMemory | None = None,
+    ) -> None:
         self.rt = rt
         self.registered = freeze(registered)
+        self.memory = memory  # calls whose repair stripped a pipeline, for their results
         self._buf = bytearray()
         self._scan = 0
         self._held: dict[int, _Held] = {}
@@ -197,7 +206,10 @@ class StreamRewriter:
             return self._flush(index) + self._start(event, data)
         block = data.get("content_block")
         if not isinstance(block, dict) or block.get("type") != "tool_use":
-            return event.raw
+            renamed = references_in(self.rt, block, self.registered)
+            if renamed is block:
+                return event.raw
+            return _rebuild(event, {**data, "content_block": renamed})
         name = block.get("name")
         if not isinstance(name, str):
             return event.raw
@@ -207,11 +219,12 @@ class StreamRewriter:
             args = block.get("input")
             if isinstance(args, dict) and args:  # whole input up front: adapt it here
                 call = inbound_call(rt, name, args, reg)
+                self._noted(block.get("id"), call)
                 new_block = {**block, "name": call.name, "input": call.arguments}
             else:
                 index = data.get("index")
                 if isinstance(index, int):
-                    self._held[index] = _Held(name)
+                    self._held[index] = _Held(name, block.get("id"))
         if new_block is block:
             local = rt.inbound_name(name, reg)
             if local is not None and local != name:
@@ -239,6 +252,7 @@ class StreamRewriter:
         if not isinstance(args, dict):
             return None
         call = inbound_call(self.rt, held.wire, args, self.registered)
+        self._noted(held.id, call)
         delta = {
             "type": "content_block_delta",
             "index": index,
@@ -275,35 +289,13 @@ class StreamRewriter:
         adapted = self._adapted(index, held, first.eol, first.name is not None)
         return b"".join(held.raw) if adapted is None else adapted
 
+    def _noted(self, call_id: Any, call: ToolCall) -> None:
+        if self.memory is not None and call.notes:
+            self.memory.remember(call_id, call)
+
     def _release_all(self) -> bytes:
         if not self._held:
             return b""
         out = b"".join(b"".join(h.raw) for _, h in sorted(self._held.items()))
         self._held.clear()
         return out
-
-
-def rewrite_stream(
-    rt: Runtime, chunks: Iterable[bytes], registered: Iterable[str] | None = None
-) -> Iterator[bytes]:
-    rw = StreamRewriter(rt, registered)
-    for chunk in chunks:
-        out = rw.feed(chunk)
-        if out:
-            yield out
-    tail = rw.close()
-    if tail:
-        yield tail
-
-
-async def rewrite_stream_async(
-    rt: Runtime, chunks: AsyncIterable[bytes], registered: Iterable[str] | None = None
-) -> AsyncIterator[bytes]:
-    rw = StreamRewriter(rt, registered)
-    async for chunk in chunks:
-        out = rw.feed(chunk)
-        if out:
-            yield out
-    tail = rw.close()
-    if tail:
-        yield tail

@@ -14,7 +14,7 @@ from bridge_rules.diagnostics import Diagnostic, Related, error
 from bridge_rules.lint.entries import local_spans, written_entries
 from bridge_rules.lint.registry import LintContext, check
 from bridge_rules.stages import PrefixStage
-from bridge_rules.wirenames import MAX_LEN, mcp_problem, name_problem
+from bridge_rules.wirenames import mcp_problem, name_problem
 
 
 @check("wire-names", codes=("BR305", "BR306"))
@@ -55,23 +55,24 @@ def prefixed_names(ctx: LintContext) -> Iterator[Diagnostic]:
     resolver = ctx.runtime.resolver
     if not any(isinstance(s, PrefixStage) for s in ctx.rules.stages):
         return  # no prefix stage, no prefixed names
+    limit = ctx.rules.wire_names.max_length
     for local, span in local_spans(ctx.rules).items():
         out = resolver.outbound(local)
         stage = out.stage
         if not isinstance(stage, PrefixStage):
             continue
         related = (Related(f"prefix stage '{stage.id}'", stage.span),)
-        if len(out.wire) > MAX_LEN:
-            budget = MAX_LEN - len(stage.value)
+        if len(out.wire) > limit:
+            budget = limit - len(stage.value)
             yield error(
                 "BR307",
                 f"local tool '{local}' becomes '{out.wire}' ({len(out.wire)} characters); "
                 f"after the prefix '{stage.value}' a name may have {budget}",
                 span,
                 related=related,
-                hint="add an alias with a shorter wire name",
+                hint="add an alias with a shorter wire name, or set wire_names.on_invalid: shorten",
             )
-        elif (problem := name_problem(out.wire)) is not None:
+        elif (problem := name_problem(out.wire, limit)) is not None:
             yield error(
                 "BR305",
                 f"local tool '{local}' becomes '{out.wire}', which {problem}",

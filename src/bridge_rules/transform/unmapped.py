@@ -1,0 +1,152 @@
+"""Tool calls whose name maps to no registered tool: ``inbound.unmapped``.
+
+Without a policy (``pass``, the default) such a call reaches the agent as it
+came, and the agent reports "tool X not found" with nothing pointing at the
+rules. ``warn`` passes it on, logs the name with the closest registered tools,
+counts it (:data:`UNMAPPED`) and lists it on the caller's :class:`InboundReport`
+(the proxy's ``x-bridge-rules-unmapped`` header). ``error`` also replaces the call
+with a text block that says what happened, so the agent (and its user) can read
+it instead of a call that cannot run.
+
+A call is unmapped when the name the way back produced is not one of the
+request's registered local names (every local name the rules know when
+``registered`` is None). Tool names are logged; arguments and text never are.
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+import re
+import threading
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from bridge_rules.runtime import Runtime
+
+log = logging.getLogger("bridge_rules.inbound")
+
+HEADER = "x-bridge-rules-unmapped"
+_HEADER_UNSAFE = re.compile(r"[^A-Za-z0-9_.:/-]")
+_MAX_HEADER = 1024
+_MAX_NAMES = 1000
+
+
+@dataclass(frozen=True)
+class Unmapped:
+    """A call's name that maps to no registered tool, and the closest registered ones."""
+
+    name: str
+    candidates: tuple[str, ...]
+
+
+@dataclass
+class InboundReport:
+    """Filled while one response is rewritten; the caller reads it afterwards."""
+
+    unmapped: list[Unmapped] = field(default_factory=list)
+
+    def header_value(self) -> str | None:
+        """``x-bridge-rules-unmapped``: the names, comma-separated and header-safe; None if none."""
+        if not self.unmapped:
+            return None
+        names = dict.fromkeys(_HEADER_UNSAFE.sub("?", u.name) for u in self.unmapped)
+        return ",".join(names)[:_MAX_HEADER]
+
+
+class UnmappedCounter:
+    """Process-wide count of unmapped calls (total, and by name for the first 1000 names)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.total = 0
+        self.by_name: Counter[str] = Counter()
+
+    def add(self, name: str) -> None:
+        with self._lock:
+            self.total += 1
+            if name in self.by_name or len(self.by_name) < _MAX_NAMES:
+                self.by_name[name] += 1
+
+
+UNMAPPED = UnmappedCounter()
+
+
+class UnmappedPolicy:
+    """``inbound.unmapped`` for one response: decides, logs, counts and reports."""
+
+    def __init__(
+        self, rt: Runtime, registered: tuple[str, ...] | None, report: InboundReport | None
+    ) -> None:
+        self.rt = rt
+        self.mode = rt.rules.unmapped
+        self.known = frozenset(rt.known_locals if registered is None else registered)
+        self.report = report
+
+    @property
+    def active(self) -> bool:
+        return self.mode != "pass"
+
+    def check(self, name: str) -> Unmapped | None:
+        """The finding for a call the agent would get under ``name``, or None when it is fine."""
+        if self.mode == "pass" or name in self.known:
+            return None
+        found = Unmapped(name, _closest(self.rt, name, self.known))
+        UNMAPPED.add(name)
+        if self.report is not None:
+            self.report.unmapped.append(found)
+        log.warning(
+            "tool call %s maps to no registered tool (%s); closest: %s",
+            repr(name),  # a name comes from the model: repr keeps a newline from forging lines
+            "turned into a text block" if self.mode == "error" else "passed on",
+            ", ".join(found.candidates) or "none",
+        )
+        return found
+
+    def text(self, found: Unmapped) -> str:
+        closest = ", ".join(f"'{c}'" for c in found.candidates) or "none"
+        return (
+            f"[bridge-rules] The model called a tool named '{found.name}', which the rules map "
+            f"to no tool this agent registered, so the call was not passed on. Closest "
+            f"registered tools: {closest}. Check the rules' `names`/`inbound` sections "
+            "(bridge-rules explain)."
+        )
+
+    def message(self, message: dict[str, Any]) -> None:
+        """Apply the policy to a message (a private copy) in place."""
+        content = message.get("content")
+        if not self.active or not isinstance(content, list):
+            return
+        out: list[Any] = []
+        changed = False
+        for block in content:
+            name = block.get("name") if isinstance(block, dict) else None
+            found = None
+            if isinstance(name, str) and block.get("type") == "tool_use":
+                found = self.check(name)
+            if found is not None and self.mode == "error":
+                out.append({"type": "text", "text": self.text(found)})
+                changed = True
+            else:
+                out.append(block)
+        if not changed:
+            return
+        message["content"] = out
+        if message.get("stop_reason") == "tool_use" and not _has_calls(out):
+            message["stop_reason"] = "end_turn"
+
+
+def _has_calls(blocks: Iterable[Any]) -> bool:
+    return any(isinstance(b, dict) and b.get("type") == "tool_use" for b in blocks)
+
+
+def _closest(rt: Runtime, name: str, known: frozenset[str]) -> tuple[str, ...]:
+    """Registered local names close to ``name``, by local or wire spelling."""
+    by_key: dict[str, str] = {}
+    for local in sorted(known):
+        by_key.setdefault(local.lower(), local)
+        by_key.setdefault(rt.outbound_name(local).lower(), local)
+    hits = difflib.get_close_matches(name.lower(), list(by_key), n=6, cutoff=0.6)
+    return tuple(dict.fromkeys(by_key[h] for h in hits))[:3]
