@@ -429,7 +429,10 @@ class Resolver:
         self, wire: str, registered: Iterable[str] | None, trace: list[InboundStep] | None = None
     ) -> str | None:
         if trace is None:
-            return self._inbound_fast(wire, self.fast_reverse(registered))
+            found = self._inbound_fast(wire, self.fast_reverse(registered))
+            if found is not None or self.gateway is None:
+                return found
+            return self._gateway(wire, registered, None)
         rmap = self.reverse_map(registered)
         found = self._lookup(rmap, wire, trace)
         if found is not None:
