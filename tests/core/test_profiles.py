@@ -1,7 +1,7 @@
 """The packaged profiles reproduce their peers, case for case.
 
 Cases come from the peers' own tests and the derived behaviours recorded in
-../shared/reference/peers.md (section numbers in the comments).
+the peers.md reference note (section numbers in the comments).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A fake Anthropic Messages server (stdlib only), for the proxy's tests and e2e runs.
 
 It decides each reply from the request alone, like the one used for the
-reference captures (../shared/reference/pi-e2e.md): when the last user message
+reference captures (the pi-e2e.md reference note): when the last user message
 carries ``tool_result`` blocks it answers with a text that quotes them
 (``end_turn``); otherwise with the scripted ``tool_use`` calls, streamed as
 ``input_json_delta`` chunks. ``Script`` also holds faults to inject.

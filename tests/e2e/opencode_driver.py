@@ -1,6 +1,6 @@
 """Install and drive the real opencode CLI (npm ``opencode-ai``) offline, in a scratch dir.
 
-The recipe is the one in ../shared/reference/opencode.md: ``npm install
+The recipe is the one in the opencode.md reference note: ``npm install
 opencode-ai@1.18.33`` (its optional dependency ships the binary; nothing is
 downloaded at run time), an ``opencode.json`` in the project (the snippet that
 docs/profiles/opencode.md documents: opencode's own ``anthropic`` provider with

@@ -1,6 +1,6 @@
 """Install and drive the real pi CLI (``@mariozechner/pi-coding-agent``) in a scratch dir.
 
-The recipe is the one in ../shared/reference/pi-e2e.md: a private HOME and
+The recipe is the one in the pi-e2e.md reference note: a private HOME and
 agent dir whose ``models.json`` points pi's anthropic-messages provider at a
 base URL, ``PI_OFFLINE=1``, one ``pi -p`` run with stdin closed.
 """

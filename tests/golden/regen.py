@@ -2,7 +2,7 @@
 
 Review the diff by eye before committing: a golden file is a claim that this
 output is right. Each capture is a real pi request (copied from
-../shared/reference/captures); its golden file is the rewritten request plus
+the reference captures); its golden file is the rewritten request plus
 the result's renames, drops and registered names, under the packaged default
 rules with the gate open.
 """
