@@ -47,7 +47,8 @@ class Canned(ThreadingHTTPServer):
         return f"http://127.0.0.1:{self.server_address[1]}"
 
     def __enter__(self) -> Canned:
-        threading.Thread(target=self.serve_forever, daemon=True).start()
+        # A short poll interval: shutdown() waits for the next poll (0.5 s by default).
+        threading.Thread(target=self.serve_forever, args=(0.02,), daemon=True).start()
         return self
 
     def __exit__(self, *exc: object) -> None:
