@@ -171,7 +171,9 @@ class Engine:
             raise TypeError(f"body must be bytes, not {type(body).__name__}")
         if model is not None:
             _name(model, "model")
-        return rewrite_outbound_bytes(self.runtime, body, model, env, cache=cache)
+        return rewrite_outbound_bytes(
+            self.runtime, body, model, env, cache=cache, memory=self.memory
+        )
 
     def inbound(
         self,

@@ -154,3 +154,12 @@ def test_a_recovered_call_is_remembered_too(tmp_path: Path) -> None:
     assert call["input"] == {"command": "ls"}
     request = history({**call, "input": {"command": "ls"}}, "a\nb\n")
     assert guard.outbound(request).payload["messages"][2]["content"][0]["content"] == "a\n"
+
+
+def test_outbound_bytes_applies_the_pipeline_as_outbound_does(guard: Engine) -> None:
+    guard.inbound({"content": [use("toolu_1", COMMAND)]})
+    request = history(use("toolu_1", "npm test 2>&1"), OUTPUT)
+    request["messages"][0]["content"] = "x" * 100_000  # past the message cache's size floor
+    body = orjson.dumps(request)
+    assert guard.outbound_bytes(body).body == orjson.dumps(guard.outbound(request).payload)
+    assert b"FAIL b\\nFAIL d\\n" in guard.outbound_bytes(body).body

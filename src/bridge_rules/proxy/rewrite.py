@@ -129,7 +129,6 @@ class RuntimeRewriter:
         # Calls whose repair stripped a pipeline, by tool_use id: the next request's matching
         # tool_result gets the pipeline applied (bounded; only when the rules strip any).
         self.memory = CallMemory() if runtime.repairs.internal else None
-        self._parsed = _ParsedPath(self)
 
     def outbound(self, payload: dict[str, Any], model: str | None) -> OutboundLike:
         if self.memory is not None:
@@ -148,9 +147,12 @@ class RuntimeRewriter:
         return rewrite_stream_async(self.runtime, chunks, registered, self.memory)
 
     def outbound_body(self, body: bytes) -> BodyOutcome:
-        if self.memory is not None:  # tool results are rewritten from memory: parse it all
-            return self._parsed.outbound_body(body)
         # The caller pauses the collector around the whole synchronous stretch.
         return rewrite_outbound_bytes(
-            self.runtime, body, loads=jsonio.loads, dumps=jsonio.dumps, gc_pause=False
+            self.runtime,
+            body,
+            loads=jsonio.loads,
+            dumps=jsonio.dumps,
+            gc_pause=False,
+            memory=self.memory,
         )

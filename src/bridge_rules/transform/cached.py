@@ -49,6 +49,7 @@ from bridge_rules.transform.outbound import (
     rewrite_outbound,
     rewrite_with,
 )
+from bridge_rules.transform.results import CallMemory, apply_results
 
 _KEY = b'"messages":['
 _MARK = "\x00bridge-rules cut " + secrets.token_hex(16)
@@ -92,8 +93,13 @@ def rewrite_outbound_bytes(
     gc_pause: bool | None = None,
     loads: Loads = orjson.loads,
     dumps: Dumps = orjson.dumps,
+    memory: CallMemory | None = None,
 ) -> OutboundBytes:
     """Parse, rewrite and serialise one request body, through the message cache.
+
+    ``memory``: the calls whose repair stripped a pipeline (``Engine.memory``); their
+    ``tool_result`` blocks are rewritten from it, which the cache cannot see, so the
+    whole body takes the plain path.
 
     ``cache=False`` (or the cache switched off on the runtime, or a body under
     its ``min_body``) takes the plain path. ``gc_pause`` keeps the cyclic
@@ -108,14 +114,17 @@ def rewrite_outbound_bytes(
     """
     json = _Json(loads, dumps)
     store = rt.message_cache
-    if cache and store.enabled and len(body) >= store.min_body:
+    if cache and memory is None and store.enabled and len(body) >= store.min_body:
         job = _Cached(rt, store, body, json)
         with paused(_pause(gc_pause, job.prepare())):
             done = job.run(model, env)
         if done is not None:
             return done
     with paused(_pause(gc_pause, len(body))):
-        return _plain(rt, json.loads(body), model, env, json)
+        payload = json.loads(body)
+        if memory is not None:
+            payload = apply_results(payload, memory)
+        return _plain(rt, payload, model, env, json)
 
 
 def _pause(asked: bool | None, to_parse: int) -> bool:
