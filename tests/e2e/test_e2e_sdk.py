@@ -8,9 +8,8 @@ history it sends back must reach the upstream in wire form.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anthropic
 import pytest
 from fake_upstream import FakeUpstream
 from servers import running_app
@@ -28,6 +27,18 @@ READ = {
     },
 }
 pytestmark = pytest.mark.filterwarnings("ignore:The model .* is deprecated:DeprecationWarning")
+if TYPE_CHECKING:
+    import anthropic
+
+
+def sdk(url: str) -> anthropic.Anthropic:
+    """The SDK's client for ``url``. The SDK is imported here, not at module level: its
+    ~1.5 s import would otherwise be paid by every test worker at collection."""
+    import anthropic
+
+    return anthropic.Anthropic(base_url=url, api_key="sk-ant-dummy", max_retries=0)
+
+
 ASK: Any = [{"role": "user", "content": "Read hello.txt"}]
 
 
@@ -36,7 +47,7 @@ def client(upstream: FakeUpstream) -> Iterator[anthropic.Anthropic]:
     upstream.script.tool_calls = [{"name": "Read_ide", "input": {"file_path": "hello.txt"}}]
     app = create_app(ProxyConfig(upstream=upstream.url), bridge_rules.load().runtime)
     with running_app(app) as url:
-        yield anthropic.Anthropic(base_url=url, api_key="sk-ant-dummy", max_retries=0)
+        yield sdk(url)
 
 
 def check_turn(upstream: FakeUpstream, message: anthropic.types.Message) -> None:
@@ -96,9 +107,11 @@ def test_sdk_sees_proxy_faults_as_api_errors(upstream: FakeUpstream) -> None:
     dead.server_close()  # a port nobody listens on
     app = create_app(ProxyConfig(upstream=dead.url), bridge_rules.load().runtime)
     with running_app(app) as url:
-        sdk = anthropic.Anthropic(base_url=url, api_key="sk-ant-dummy", max_retries=0)
+        import anthropic
+
+        client = sdk(url)
         with pytest.raises(anthropic.APIStatusError) as info:
-            sdk.messages.create(model="claude-sonnet-4-5", max_tokens=100, messages=ASK)
+            client.messages.create(model="claude-sonnet-4-5", max_tokens=100, messages=ASK)
     assert info.value.status_code == 502
     assert info.value.body == {
         "type": "error",

@@ -11,16 +11,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from doubles import MarkingEngine
 from fake_upstream import FakeUpstream
 from servers import running_app
+from tests.proxy import loopback
 
 from bridge_rules.cli.app import main
 from bridge_rules.proxy import ProxyConfig, create_app
+from bridge_rules.proxy.config import bind_problem, normalise_upstream
 from bridge_rules.proxy.obs import ACCESS_LOGGER
-from bridge_rules.proxy.ops import bind_problem, normalise_upstream, with_ops
+from bridge_rules.proxy.ops import with_ops
 
 REQUEST = {
     "model": "claude-sonnet-4-5",
@@ -45,9 +46,9 @@ def test_request_ids_in_the_header_and_on_the_timestamped_access_line(
     proxy: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger=ACCESS_LOGGER)
-    made = httpx.post(proxy + "/v1/messages", json=REQUEST)
-    given = httpx.post(proxy + "/v1/messages", json=REQUEST, headers={"x-request-id": "abc-1"})
-    forged = httpx.post(proxy + "/v1/messages", json=REQUEST, headers={"x-request-id": "a b"})
+    made = loopback.post(proxy + "/v1/messages", json=REQUEST)
+    given = loopback.post(proxy + "/v1/messages", json=REQUEST, headers={"x-request-id": "abc-1"})
+    forged = loopback.post(proxy + "/v1/messages", json=REQUEST, headers={"x-request-id": "a b"})
     assert len(made.headers["x-request-id"]) == 32
     assert given.headers["x-request-id"] == "abc-1"
     assert forged.headers["x-request-id"] != "a b"
@@ -65,11 +66,11 @@ def test_request_ids_in_the_header_and_on_the_timestamped_access_line(
 
 
 def test_metrics_count_requests_renames_and_errors(proxy: str) -> None:
-    httpx.post(proxy + "/v1/messages", json=REQUEST)
-    httpx.post(proxy + "/v1/messages", content=b"{broken")
+    loopback.post(proxy + "/v1/messages", json=REQUEST)
+    loopback.post(proxy + "/v1/messages", content=b"{broken")
     deadline = time.monotonic() + 5  # counted as the access line is written, just after
     while True:
-        text = httpx.get(proxy + "/metrics").text
+        text = loopback.get(proxy + "/metrics").text
         if "bridge_rules_errors_total{" in text or time.monotonic() > deadline:
             break
         time.sleep(0.01)
@@ -82,8 +83,8 @@ def test_metrics_count_requests_renames_and_errors(proxy: str) -> None:
 
 
 def test_health_and_readiness(proxy: str, upstream: FakeUpstream) -> None:
-    assert httpx.get(proxy + "/healthz").json() == {"status": "ok"}
-    ready = httpx.get(proxy + "/readyz")
+    assert loopback.get(proxy + "/healthz").json() == {"status": "ok"}
+    ready = loopback.get(proxy + "/readyz")
     assert ready.status_code == 200
     assert ready.json()["upstream"] == "reachable"
     with socket.socket() as probe:
@@ -91,7 +92,7 @@ def test_health_and_readiness(proxy: str, upstream: FakeUpstream) -> None:
         closed = f"http://127.0.0.1:{probe.getsockname()[1]}"
     app = create_app(ProxyConfig(upstream=closed), rewriter=MarkingEngine())
     with running_app(with_ops(app, closed)) as url:
-        down = httpx.get(url + "/readyz")
+        down = loopback.get(url + "/readyz")
     assert down.status_code == 503
     assert down.json()["upstream"].startswith("unreachable: ")
 

@@ -15,10 +15,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from fake_upstream import FakeUpstream
 from servers import running_app
+from tests.proxy import loopback
 
 from bridge_rules.proxy import ProxyConfig, create_app
 from bridge_rules.ruleset import load_runtime
@@ -49,20 +49,20 @@ sys.addaudithook(AUDIT)  # cannot be removed; it does nothing unless switched on
 
 def every_kind_of_request(url: str) -> None:
     headers = {"x-api-key": "k", "anthropic-version": "2023-06-01"}
-    httpx.post(url + "/v1/messages", json=REQUEST, headers=headers).raise_for_status()
-    with httpx.stream("POST", url + "/v1/messages", json={**REQUEST, "stream": True}) as r:
+    loopback.post(url + "/v1/messages", json=REQUEST, headers=headers).raise_for_status()
+    with loopback.stream("POST", url + "/v1/messages", json={**REQUEST, "stream": True}) as r:
         assert b"message_stop" in r.read()
-    httpx.post(url + "/v1/messages", json={**REQUEST, "model": "gpt-4o"}).raise_for_status()
-    httpx.post(url + "/v1/messages/count_tokens", json=REQUEST).raise_for_status()
-    httpx.get(url + "/v1/models?limit=2").raise_for_status()
-    httpx.get(url + "/healthz").raise_for_status()
-    assert httpx.post(url + "/v1/messages", content=b"{bad").status_code == 400
-    assert httpx.post(url + "/v1/messages", content=b"[" * 2000).status_code == 400
+    loopback.post(url + "/v1/messages", json={**REQUEST, "model": "gpt-4o"}).raise_for_status()
+    loopback.post(url + "/v1/messages/count_tokens", json=REQUEST).raise_for_status()
+    loopback.get(url + "/v1/models?limit=2").raise_for_status()
+    loopback.get(url + "/healthz").raise_for_status()
+    assert loopback.post(url + "/v1/messages", content=b"{bad").status_code == 400
+    assert loopback.post(url + "/v1/messages", content=b"[" * 2000).status_code == 400
     big = json.dumps({**REQUEST, "metadata": {"user_id": "x"}})
     big = big.replace('"x"', "18446744073709551617")
-    httpx.post(url + "/v1/messages", content=big.encode()).raise_for_status()
+    loopback.post(url + "/v1/messages", content=big.encode()).raise_for_status()
     many = {f"x-h{i}": "v" for i in range(150)}
-    assert httpx.post(url + "/v1/messages", json=REQUEST, headers=many).status_code == 431
+    assert loopback.post(url + "/v1/messages", json=REQUEST, headers=many).status_code == 431
 
 
 @pytest.fixture

@@ -13,11 +13,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import orjson
 import pytest
 from canned import Canned, Reply
 from servers import running_app
+from tests.proxy import loopback
 
 from bridge_rules.proxy import ProxyConfig, create_app
 from bridge_rules.ruleset import load_runtime
@@ -65,7 +65,7 @@ def test_each_turn_goes_upstream_as_the_plain_rewrite_would_send_it(
     sent = list(turns(5))
     with running_app(app) as proxy:
         for payload in sent:
-            r = httpx.post(proxy + "/v1/messages", content=orjson.dumps(payload), timeout=30)
+            r = loopback.post(proxy + "/v1/messages", content=orjson.dumps(payload), timeout=30)
             assert r.status_code == 200, r.text
     got = [seen.body for seen in canned.seen]
     assert got == [orjson.dumps(rewrite_outbound(plain, p).payload) for p in sent]
@@ -84,7 +84,7 @@ def test_a_body_that_is_not_a_json_object_still_gets_its_precise_400(canned: Can
             (b'{"a":', "not valid JSON"),
             (b' {"messages": [}', "not valid JSON"),
         ]:
-            r = httpx.post(proxy + "/v1/messages", content=body)
+            r = loopback.post(proxy + "/v1/messages", content=body)
             assert r.status_code == 400, body
             assert says in r.json()["error"]["message"]
     assert canned.seen == []

@@ -13,6 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 from fake_upstream import FakeUpstream
+from tests.proxy import loopback
 
 BIN = Path(sys.executable).parent / "bridge-rules"
 
@@ -29,7 +30,7 @@ def wait_healthy(url: str, proc: subprocess.Popen[str]) -> None:
         if proc.poll() is not None:
             raise AssertionError(f"serve exited early: {proc.communicate()}")
         try:
-            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
+            if loopback.get(url + "/healthz", timeout=1).status_code == 200:
                 return
         except httpx.TransportError:
             time.sleep(0.05)
@@ -62,7 +63,7 @@ def test_serve_forwards_and_logs_one_line_per_request(upstream: FakeUpstream, wo
             "messages": [{"role": "user", "content": "hi"}],
             "tools": [{"name": "read", "input_schema": {"type": "object"}}],
         }
-        r = httpx.post(url + "/v1/messages", json=request)
+        r = loopback.post(url + "/v1/messages", json=request)
         assert r.status_code == 200
         assert r.json()["content"][0]["name"] == "read"
         assert upstream.requests[-1].json["tools"][0]["name"] == "Read"

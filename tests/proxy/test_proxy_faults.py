@@ -14,6 +14,7 @@ import pytest
 from doubles import MarkingEngine
 from fake_upstream import FakeUpstream
 from servers import running_app
+from tests.proxy import loopback
 
 from bridge_rules.proxy import ProxyConfig, create_app
 
@@ -53,7 +54,7 @@ def closed_port() -> int:
 
 def test_unreachable_upstream_is_502(make_proxy: MakeProxy) -> None:
     proxy = make_proxy(upstream=f"http://127.0.0.1:{closed_port()}")
-    r = httpx.post(proxy + "/v1/messages", json=REQUEST)
+    r = loopback.post(proxy + "/v1/messages", json=REQUEST)
     assert r.status_code == 502
     err = error_of(r)
     assert err["type"] == "api_error"
@@ -63,7 +64,7 @@ def test_unreachable_upstream_is_502(make_proxy: MakeProxy) -> None:
 def test_silent_upstream_times_out_with_504(make_proxy: MakeProxy, upstream: FakeUpstream) -> None:
     upstream.script.delay = 3
     proxy = make_proxy(timeout=0.3)
-    r = httpx.post(proxy + "/v1/messages", json=REQUEST, timeout=10)
+    r = loopback.post(proxy + "/v1/messages", json=REQUEST, timeout=10)
     assert r.status_code == 504
     assert "did not answer within 0.3s" in error_of(r)["message"]
 
@@ -76,7 +77,7 @@ def test_upstream_errors_pass_through(
     own = {"type": "error", "error": {"type": "upstream_own", "message": f"status {status}"}}
     upstream.script.status, upstream.script.error_body = status, json.dumps(own).encode()
     proxy = make_proxy()
-    r = httpx.post(proxy + "/v1/messages", json={**REQUEST, "stream": stream})
+    r = loopback.post(proxy + "/v1/messages", json={**REQUEST, "stream": stream})
     assert r.status_code == status
     assert r.json() == own
 
@@ -87,7 +88,7 @@ def test_stream_cut_mid_way_ends_with_an_sse_error_event(
 ) -> None:
     upstream.script.cut_after_events = 3
     proxy = make_proxy()
-    r = httpx.post(proxy + "/v1/messages", json={**REQUEST, "model": model, "stream": True})
+    r = loopback.post(proxy + "/v1/messages", json={**REQUEST, "model": model, "stream": True})
     assert r.status_code == 200
     events = r.text.strip().split("\n\n")
     assert len(events) == 4
@@ -102,7 +103,7 @@ def test_client_disconnect_cancels_the_upstream_request(
 ) -> None:
     upstream.script.chunk, upstream.script.event_gap = 1, 0.05  # ~1.5 s of events
     proxy = make_proxy()
-    with httpx.stream("POST", proxy + "/v1/messages", json={**REQUEST, "stream": True}) as r:
+    with loopback.stream("POST", proxy + "/v1/messages", json={**REQUEST, "stream": True}) as r:
         next(r.iter_raw())
     deadline = time.monotonic() + 5
     while upstream.disconnects == 0 and time.monotonic() < deadline:
@@ -118,7 +119,7 @@ def test_body_over_the_limit_is_413(
     proxy = make_proxy(max_body_bytes=1000)
     big = json.dumps({**REQUEST, "pad": "x" * 5000}).encode()
     content: Any = iter([big[:2000], big[2000:]]) if chunked else big
-    r = httpx.post(proxy + "/v1/messages", content=content)
+    r = loopback.post(proxy + "/v1/messages", content=content)
     assert r.status_code == 413
     err = error_of(r)
     assert err["type"] == "request_too_large"
@@ -139,7 +140,7 @@ def test_malformed_json_is_400(
     make_proxy: MakeProxy, upstream: FakeUpstream, body: bytes, message: str
 ) -> None:
     proxy = make_proxy()
-    r = httpx.post(proxy + "/v1/messages", content=body)
+    r = loopback.post(proxy + "/v1/messages", content=body)
     assert r.status_code == 400
     err = error_of(r)
     assert err["type"] == "invalid_request_error"
@@ -149,6 +150,6 @@ def test_malformed_json_is_400(
 
 def test_engine_failure_is_a_500_not_a_traceback(make_proxy: MakeProxy) -> None:
     proxy = make_proxy(engine=MarkingEngine(fail=True))
-    r = httpx.post(proxy + "/v1/messages", json=REQUEST)
+    r = loopback.post(proxy + "/v1/messages", json=REQUEST)
     assert r.status_code == 500
     assert "could not rewrite the request (RuntimeError)" in error_of(r)["message"]

@@ -23,6 +23,7 @@ import pytest
 from canned import Canned, Reply
 from fake_upstream import FakeUpstream
 from servers import running_app
+from tests.proxy import loopback
 
 from bridge_rules.proxy import ProxyConfig, create_app
 from bridge_rules.ruleset import load_runtime
@@ -92,17 +93,17 @@ def raw_exchange(url: str, request: bytes, stall: bool = False, timeout: float =
 def test_upstream_cookies_never_reach_another_client(make_proxy: MakeProxy, canned: Canned) -> None:
     canned.reply = Reply(headers=[("set-cookie", "session=client-a; Path=/")], body=[b"{}"])
     proxy = make_proxy(canned.url)
-    first = httpx.get(proxy + "/v1/models", headers={"x-api-key": "client-a"})
+    first = loopback.get(proxy + "/v1/models", headers={"x-api-key": "client-a"})
     assert first.headers["set-cookie"] == "session=client-a; Path=/"  # passed to its client
-    httpx.get(proxy + "/v1/models", headers={"x-api-key": "client-b"})
-    httpx.post(proxy + "/v1/messages", json=REQUEST, headers={"x-api-key": "client-b"})
+    loopback.get(proxy + "/v1/models", headers={"x-api-key": "client-b"})
+    loopback.post(proxy + "/v1/messages", json=REQUEST, headers={"x-api-key": "client-b"})
     assert [s.header("cookie") for s in canned.seen] == [[], [], []]
 
 
 def test_a_clients_own_cookie_header_is_forwarded(make_proxy: MakeProxy, canned: Canned) -> None:
     canned.reply = Reply(body=[b"{}"])
     proxy = make_proxy(canned.url)
-    httpx.get(proxy + "/v1/models", headers={"cookie": "mine=1"})
+    loopback.get(proxy + "/v1/models", headers={"cookie": "mine=1"})
     assert canned.seen[-1].header("cookie") == ["mine=1"]
 
 
@@ -171,7 +172,7 @@ def test_deep_json_is_forwarded_never_a_500(
         options = {"debug_log": str(tmp_path / "d.jsonl"), "log_prompts": debug == "prompts"}
     canned.reply = answer(False, "1")
     proxy = make_proxy(canned.url, **options)
-    r = httpx.post(proxy + "/v1/messages", content=with_metadata(deep(depth)))
+    r = loopback.post(proxy + "/v1/messages", content=with_metadata(deep(depth)))
     assert r.status_code == 200, r.text
     sent = canned.seen[-1].body.decode()
     assert f'"metadata":{{"user_id":{deep(depth)}}}' in sent
@@ -185,7 +186,7 @@ def test_deep_json_in_the_response_comes_back_whole(
     value = deep(2000, '"x"')
     canned.reply = answer(stream, value)
     proxy = make_proxy(canned.url)
-    r = httpx.post(proxy + "/v1/messages", json={**REQUEST, "stream": stream})
+    r = loopback.post(proxy + "/v1/messages", json={**REQUEST, "stream": stream})
     assert r.status_code == 200
     args = returned_args(r, stream)
     assert f'"extra":{value}' in args
@@ -195,7 +196,7 @@ def test_deep_json_in_the_response_comes_back_whole(
 def test_big_integers_go_upstream_byte_exact(make_proxy: MakeProxy, canned: Canned) -> None:
     canned.reply = answer(False, "1")
     proxy = make_proxy(canned.url)
-    r = httpx.post(proxy + "/v1/messages", content=with_metadata(NUMBERS))
+    r = loopback.post(proxy + "/v1/messages", content=with_metadata(NUMBERS))
     assert r.status_code == 200
     sent = canned.seen[-1].body.decode()
     assert f'"metadata":{{"user_id":{NUMBERS}}}' in sent
@@ -208,7 +209,7 @@ def test_big_integers_come_back_byte_exact(
 ) -> None:
     canned.reply = answer(stream, NUMBERS)
     proxy = make_proxy(canned.url)
-    r = httpx.post(proxy + "/v1/messages", json={**REQUEST, "stream": stream})
+    r = loopback.post(proxy + "/v1/messages", json={**REQUEST, "stream": stream})
     assert r.status_code == 200
     args = returned_args(r, stream)
     assert f'"extra":{NUMBERS}' in args
@@ -227,7 +228,7 @@ def test_many_headers_get_431_quickly_and_healthz_keeps_answering(
     def probe() -> None:
         for _ in range(5):
             start = time.perf_counter()
-            httpx.get(proxy + "/healthz", timeout=10)
+            loopback.get(proxy + "/healthz", timeout=10)
             health.append(time.perf_counter() - start)
 
     thread = threading.Thread(target=probe)
@@ -245,7 +246,7 @@ def test_many_headers_get_431_quickly_and_healthz_keeps_answering(
 
 def test_oversized_header_bytes_get_431(make_proxy: MakeProxy, upstream: FakeUpstream) -> None:
     proxy = make_proxy(upstream.url, max_header_bytes=4096)
-    r = httpx.post(proxy + "/v1/messages", json=REQUEST, headers={"x-big": "v" * 5000})
+    r = loopback.post(proxy + "/v1/messages", json=REQUEST, headers={"x-big": "v" * 5000})
     assert r.status_code == 431
     assert "--max-header-bytes" in r.json()["error"]["message"]
     assert upstream.requests == []
@@ -261,8 +262,8 @@ def test_a_stalled_body_gets_408_while_other_clients_are_served(
     thread.start()
     time.sleep(0.1)
     start = time.perf_counter()
-    assert httpx.get(proxy + "/healthz").status_code == 200
-    assert httpx.post(proxy + "/v1/messages", json=REQUEST).status_code == 200
+    assert loopback.get(proxy + "/healthz").status_code == 200
+    assert loopback.post(proxy + "/v1/messages", json=REQUEST).status_code == 200
     assert time.perf_counter() - start < 0.4  # answered while the other body is pending
     thread.join(10)
     assert got[0].startswith(b"HTTP/1.1 408 ")
@@ -288,7 +289,7 @@ def test_an_oversized_sse_event_closes_a_rewritten_stream_with_one_error(
     canned.reply = Reply(content_type="text/event-stream", body=endless_event(96 << 20))
     proxy = make_proxy(canned.url, max_sse_event_bytes=1 << 20)
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    r = httpx.post(proxy + "/v1/messages", json={**REQUEST, "stream": True}, timeout=30)
+    r = loopback.post(proxy + "/v1/messages", json={**REQUEST, "stream": True}, timeout=30)
     grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
     assert r.status_code == 200
     assert r.text.count("event: error") == 1
@@ -302,7 +303,7 @@ def test_an_oversized_sse_event_passes_through_unbuffered_when_not_rewritten(
 ) -> None:
     canned.reply = Reply(content_type="text/event-stream", body=endless_event(8 << 20))
     proxy = make_proxy(canned.url, max_sse_event_bytes=1 << 20)
-    with httpx.stream(
+    with loopback.stream(
         "POST", proxy + "/v1/messages", json={**REQUEST, "model": "gpt-4o", "stream": True}
     ) as r:
         size = sum(len(c) for c in r.iter_raw())
@@ -320,7 +321,7 @@ def test_the_upstreams_error_event_reaches_the_client_exactly_once(
     )
     canned.reply = Reply(content_type="text/event-stream", body=events)
     proxy = make_proxy(canned.url)
-    r = httpx.post(proxy + "/v1/messages", json={**REQUEST, "model": model, "stream": True})
+    r = loopback.post(proxy + "/v1/messages", json={**REQUEST, "model": model, "stream": True})
     assert r.text.count("event: error") == 1
     assert "overloaded_error" in r.text
     assert r.content == b"".join(events)
@@ -332,5 +333,5 @@ def test_the_debug_log_is_created_owner_only(
 ) -> None:
     path = tmp_path / "debug.jsonl"
     proxy = make_proxy(upstream.url, debug_log=str(path))
-    httpx.post(proxy + "/v1/messages", json=REQUEST)
+    loopback.post(proxy + "/v1/messages", json=REQUEST)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600

@@ -8,11 +8,11 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from typing import Any
 
-import httpx
 import pytest
 from doubles import MarkingEngine
 from fake_upstream import FakeUpstream
 from servers import running_app
+from tests.proxy import loopback
 
 from bridge_rules.proxy import ProxyConfig, create_app
 
@@ -44,7 +44,7 @@ def proxy(make_proxy: MakeProxy) -> str:
 
 
 def test_healthz(proxy: str) -> None:
-    r = httpx.get(proxy + "/healthz")
+    r = loopback.get(proxy + "/healthz")
     assert r.status_code == 200
     assert r.json() == {"status": "ok"}
 
@@ -52,7 +52,7 @@ def test_healthz(proxy: str) -> None:
 def test_message_is_rewritten_both_ways_with_lengths_recomputed(
     proxy: str, upstream: FakeUpstream
 ) -> None:
-    r = httpx.post(proxy + "/v1/messages", json=REQUEST, headers={"x-api-key": "sk-test"})
+    r = loopback.post(proxy + "/v1/messages", json=REQUEST, headers={"x-api-key": "sk-test"})
     assert r.status_code == 200
     body = r.json()
     assert body["x_inbound"] == ["read"]  # the reverse map comes from the request's tools
@@ -66,7 +66,7 @@ def test_message_is_rewritten_both_ways_with_lengths_recomputed(
 
 def test_gate_closed_passes_bytes_through_untouched(proxy: str, upstream: FakeUpstream) -> None:
     raw = json.dumps({**REQUEST, "model": "gpt-4o"}, indent=3).encode()
-    r = httpx.post(proxy + "/v1/messages", content=raw, headers={"accept-encoding": "gzip"})
+    r = loopback.post(proxy + "/v1/messages", content=raw, headers={"accept-encoding": "gzip"})
     assert upstream.requests[-1].body == raw
     assert upstream.requests[-1].header("accept-encoding") == ["gzip"]
     assert "x_inbound" not in r.json()
@@ -88,7 +88,7 @@ def test_credentials_and_anthropic_headers_are_forwarded_hop_by_hop_dropped(
         ("proxy-authorization", "Basic secret"),
         ("te", "trailers"),
     ]
-    httpx.post(proxy + "/v1/messages", json=REQUEST, headers=headers)
+    loopback.post(proxy + "/v1/messages", json=REQUEST, headers=headers)
     sent = upstream.requests[-1]
     assert sent.header("x-api-key") == ["sk-ant-test"]
     assert sent.header("authorization") == ["Bearer sk-ant-oat-test"]
@@ -111,7 +111,7 @@ def test_response_headers_forwarded_without_hop_by_hop(
         ("connection", "x-hop-resp"),
     ]
     proxy, _ = make_proxy()
-    r = httpx.post(proxy + "/v1/messages", json=REQUEST)
+    r = loopback.post(proxy + "/v1/messages", json=REQUEST)
     assert r.headers["request-id"] == "req_fake"
     assert r.headers["anthropic-ratelimit-requests-remaining"] == "99"
     assert "x-hop-resp" not in r.headers
@@ -125,7 +125,7 @@ def test_stream_goes_through_the_engine_event_by_event(
     proxy, engine = make_proxy()
     seen_before_upstream_finished = None
     chunks = []
-    with httpx.stream("POST", proxy + "/v1/messages", json={**REQUEST, "stream": True}) as r:
+    with loopback.stream("POST", proxy + "/v1/messages", json={**REQUEST, "stream": True}) as r:
         assert r.headers["content-type"].startswith("text/event-stream")
         assert "content-length" not in r.headers
         for chunk in r.iter_raw():
@@ -142,7 +142,7 @@ def test_stream_goes_through_the_engine_event_by_event(
 
 
 def test_count_tokens_gets_the_outbound_rewrite(proxy: str, upstream: FakeUpstream) -> None:
-    r = httpx.post(proxy + "/v1/messages/count_tokens", json=REQUEST)
+    r = loopback.post(proxy + "/v1/messages/count_tokens", json=REQUEST)
     assert r.json() == {"input_tokens": 42}
     assert upstream.requests[-1].path == "/v1/messages/count_tokens"
     assert upstream.requests[-1].json["x_outbound"] is True
@@ -153,7 +153,7 @@ def test_other_paths_pass_through_with_method_query_and_body(
     proxy: str, upstream: FakeUpstream, method: str
 ) -> None:
     body = b"" if method in ("GET", "DELETE") else b"not json, untouched"
-    r = httpx.request(method, proxy + "/v1/models/x%2Fy?limit=2&after=a%20b", content=body)
+    r = loopback.request(method, proxy + "/v1/models/x%2Fy?limit=2&after=a%20b", content=body)
     assert r.status_code == 200
     assert r.json() == {
         "method": method,
@@ -168,7 +168,7 @@ def test_gzip_answer_is_decoded_before_rewriting(
 ) -> None:
     upstream.script.gzip = True  # ignores the proxy's accept-encoding: identity
     proxy, _ = make_proxy()
-    r = httpx.post(proxy + "/v1/messages", json=REQUEST)
+    r = loopback.post(proxy + "/v1/messages", json=REQUEST)
     assert "content-encoding" not in r.headers
     assert r.json()["x_inbound"] == ["read"]
 
@@ -178,7 +178,7 @@ def test_gzip_passthrough_keeps_encoding_and_length(
 ) -> None:
     upstream.script.gzip = True
     proxy, _ = make_proxy()
-    r = httpx.get(proxy + "/v1/models", headers={"accept-encoding": "gzip"})
+    r = loopback.get(proxy + "/v1/models", headers={"accept-encoding": "gzip"})
     assert r.headers["content-encoding"] == "gzip"
     assert int(r.headers["content-length"]) == len(gzip.compress(r.content))
     assert r.json()["path"] == "/v1/models"

@@ -7,11 +7,11 @@ import logging
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from doubles import MarkingEngine
 from fake_upstream import FakeUpstream
 from servers import running_app
+from tests.proxy import loopback
 
 from bridge_rules.proxy import ProxyConfig, create_app
 from bridge_rules.proxy.obs import ACCESS_LOGGER
@@ -30,10 +30,10 @@ HEADERS = {"x-api-key": "sk-ant-api-SECRETKEY", "authorization": "Bearer SECRETT
 def exchange(upstream: FakeUpstream, **options: Any) -> None:
     app = create_app(ProxyConfig(upstream=upstream.url, **options), rewriter=MarkingEngine())
     with running_app(app) as url:
-        httpx.post(url + "/v1/messages?beta=true&api_key=SECRETQ", json=REQUEST, headers=HEADERS)
-        with httpx.stream("POST", url + "/v1/messages", json={**REQUEST, "stream": True}) as r:
+        loopback.post(url + "/v1/messages?beta=true&api_key=SECRETQ", json=REQUEST, headers=HEADERS)
+        with loopback.stream("POST", url + "/v1/messages", json={**REQUEST, "stream": True}) as r:
             r.read()
-        httpx.post(url + "/v1/messages", content=b"{broken")
+        loopback.post(url + "/v1/messages", content=b"{broken")
 
 
 def test_one_access_line_per_request_without_secrets(

@@ -15,11 +15,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from doubles import MarkingEngine
 from fake_upstream import FakeUpstream
 from servers import running_app
+from tests.proxy import loopback
 
 from bridge_rules.cli.app import main
 from bridge_rules.proxy import ProxyConfig, create_app
@@ -57,11 +57,11 @@ def test_get_and_head_on_the_ops_paths_never_reach_the_upstream(
     proxy: str, upstream: FakeUpstream
 ) -> None:
     for path in OPS_PATHS:
-        assert httpx.get(proxy + path).status_code == 200
-        assert httpx.head(proxy + path).status_code == 200
+        assert loopback.get(proxy + path).status_code == 200
+        assert loopback.head(proxy + path).status_code == 200
     assert [r.path for r in upstream.requests if r.path in OPS_PATHS] == []
     # Other methods on the same paths are the upstream's business and pass through.
-    echoed = httpx.post(proxy + "/metrics", content=b"x")
+    echoed = loopback.post(proxy + "/metrics", content=b"x")
     assert echoed.json()["path"] == "/metrics"
 
 
@@ -137,10 +137,10 @@ def test_unmapped_inbound_calls_are_read_from_the_transform_layer(
 
 def test_every_metric_the_docs_name_is_exposed(proxy: str, monkeypatch: pytest.MonkeyPatch) -> None:
     _fake_unmapped(monkeypatch, 0)
-    httpx.post(proxy + "/v1/messages", json={"model": "m", "max_tokens": 1, "messages": []})
+    loopback.post(proxy + "/v1/messages", json={"model": "m", "max_tokens": 1, "messages": []})
     deadline = time.monotonic() + 5
     while True:
-        text = httpx.get(proxy + "/metrics").text
+        text = loopback.get(proxy + "/metrics").text
         if "bridge_rules_requests_total{" in text or time.monotonic() > deadline:
             break
         time.sleep(0.01)
@@ -161,7 +161,7 @@ def test_the_access_line_holds_no_credentials_or_prompt_text(
     caplog.set_level(logging.INFO, logger=ACCESS_LOGGER)
     secret, prompt = "sk-ant-SECRET-KEY-1234", "PROMPT-TEXT-5678"
     request = {"model": "m", "max_tokens": 1, "messages": [{"role": "user", "content": prompt}]}
-    reply = httpx.post(
+    reply = loopback.post(
         proxy + "/v1/messages?key=" + secret,
         json=request,
         headers={"x-api-key": secret, "authorization": "Bearer " + secret},

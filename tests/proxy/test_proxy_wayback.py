@@ -11,10 +11,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from canned import Canned, Reply
 from servers import running_app
+from tests.proxy import loopback
 
 from bridge_rules.proxy import ProxyConfig, create_app
 from bridge_rules.ruleset import load_runtime
@@ -44,7 +44,7 @@ def answer(*calls: tuple[str, str, dict[str, Any]]) -> Reply:
 def test_a_tool_name_the_api_refuses_is_a_400_and_nothing_is_sent(canned: Canned) -> None:
     app = create_app(ProxyConfig(upstream=canned.url), load_runtime())
     with running_app(app) as proxy:
-        r = httpx.post(proxy + "/v1/messages", json=request("read", "a.b"))
+        r = loopback.post(proxy + "/v1/messages", json=request("read", "a.b"))
     assert r.status_code == 400
     error = r.json()["error"]
     assert error["type"] == "invalid_request_error"
@@ -58,7 +58,7 @@ def test_an_unmapped_call_is_named_in_a_response_header(canned: Canned, tmp_path
     canned.reply = answer(("t1", "Read", {"file_path": "a"}), ("t2", "Nowhere", {}))
     app = create_app(ProxyConfig(upstream=canned.url), load_runtime([str(rules)]))
     with running_app(app) as proxy:
-        r = httpx.post(proxy + "/v1/messages", json=request("read"))
+        r = loopback.post(proxy + "/v1/messages", json=request("read"))
     assert r.status_code == 200
     assert r.headers["x-bridge-rules-unmapped"] == "Nowhere"
     assert [c["name"] for c in r.json()["content"]] == ["read", "Nowhere"]
@@ -68,7 +68,7 @@ def test_no_header_when_every_call_maps_back(canned: Canned) -> None:
     canned.reply = answer(("t1", "Read", {"file_path": "a"}))
     app = create_app(ProxyConfig(upstream=canned.url), load_runtime())
     with running_app(app) as proxy:
-        r = httpx.post(proxy + "/v1/messages", json=request("read"))
+        r = loopback.post(proxy + "/v1/messages", json=request("read"))
     assert "x-bridge-rules-unmapped" not in r.headers
 
 
@@ -77,7 +77,7 @@ def test_a_stripped_pipeline_is_applied_to_the_next_tool_result(canned: Canned) 
     canned.reply = answer(("toolu_1", "Bash", {"command": command}))
     app = create_app(ProxyConfig(upstream=canned.url), load_runtime(["pi-tool-guard"]))
     with running_app(app) as proxy:
-        first = httpx.post(proxy + "/v1/messages", json=request("bash")).json()
+        first = loopback.post(proxy + "/v1/messages", json=request("bash")).json()
         call = first["content"][0]
         assert call["input"] == {"command": "npm test 2>&1"}  # the agent runs the bare command
         assert not any(k.startswith("_piToolGuard") for k in call["input"])
@@ -93,7 +93,7 @@ def test_a_stripped_pipeline_is_applied_to_the_next_tool_result(canned: Canned) 
                 ],
             },
         ]  # fmt: skip
-        httpx.post(proxy + "/v1/messages", json=request("bash", messages=history))
+        loopback.post(proxy + "/v1/messages", json=request("bash", messages=history))
     sent = json.loads(canned.seen[-1].body)
     assert sent["messages"][1]["content"][0]["input"] == {"command": command}
     assert sent["messages"][2]["content"][0]["content"] == "FAIL b\nFAIL d\n"
