@@ -172,9 +172,7 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
     """
     from urllib.parse import urlsplit
 
-    from bridge_rules.proxy import ProxyConfig, create_app
-    from bridge_rules.proxy.ops import bind_problem, normalise_upstream, with_ops
-    from bridge_rules.proxy.server import serve as run
+    from bridge_rules.proxy.config import ProxyConfig, bind_problem, normalise_upstream
 
     parts = urlsplit(upstream)
     if parts.scheme not in ("http", "https") or not parts.netloc:
@@ -204,6 +202,11 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
     problem = bind_problem(host, port)
     if problem is not None:
         fail(problem)
+    # The server stack is imported only now, after every check: a bad option answers fast.
+    from bridge_rules.proxy.app import create_app
+    from bridge_rules.proxy.ops import with_ops
+    from bridge_rules.proxy.server import serve as run
+
     try:
         proxy = create_app(config, runtime)
     except OSError as exc:

@@ -1,10 +1,16 @@
-"""Proxy settings, serialisable so ``--workers`` processes can rebuild the app."""
+"""Proxy settings, serialisable so ``--workers`` processes can rebuild the app, and the
+checks ``serve`` makes on them before it starts (the upstream URL's path, whether the port
+can be bound). Standard library only: a bad option is reported before the server stack
+is imported."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import socket
 from dataclasses import asdict, dataclass, field
+from urllib.parse import urlsplit, urlunsplit
 
 ENV_VAR = "BRIDGE_RULES_SERVE_CONFIG"
 DEFAULT_MAX_BODY = 32 * 1024 * 1024  # the Messages API's own request limit is 32 MB
@@ -42,3 +48,34 @@ class ProxyConfig:
         raw = json.loads(os.environ[ENV_VAR])
         raw["rules"] = tuple(raw.get("rules") or ())
         return cls(**raw)
+
+
+def normalise_upstream(url: str) -> tuple[str, str | None]:
+    """The upstream without a trailing ``/`` or ``/v1`` (the proxy adds ``/v1/...`` itself),
+    and a warning when it had ``/v1``; query and fragment are refused by the caller."""
+    parts = urlsplit(url)
+    path = parts.path.rstrip("/")
+    warning = None
+    if path.endswith("/v1"):
+        path = path[: -len("/v1")]
+        warning = (
+            f"--upstream ends in /v1; using {urlunsplit(parts._replace(path=path))} "
+            "(the proxy forwards /v1/messages itself, so /v1 would be doubled)"
+        )
+    return urlunsplit(parts._replace(path=path)), warning
+
+
+def bind_problem(host: str, port: int) -> str | None:
+    """Why ``host:port`` cannot be listened on (in use, not allowed, no such address), or None."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                return f"port {port} on {host} is already in use; stop what holds it or use --port"
+            if exc.errno == errno.EACCES:
+                return f"not allowed to listen on {host}:{port} (ports below 1024 need privileges)"
+            return f"cannot listen on {host}:{port}: {exc.strerror or exc}"
+    return None

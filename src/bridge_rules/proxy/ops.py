@@ -17,22 +17,18 @@ Metric labels are bounded sets (status class, error kind, route); tool names and
 client-controlled and never become labels. Metrics are per process: with ``--workers N`` each
 worker counts its own requests (see docs/proxy.md).
 
-It also holds the checks ``serve`` makes before it starts: the upstream URL's path, and
-whether the port can be bound.
 """
 
 from __future__ import annotations
 
 import asyncio
-import errno
 import importlib
 import re
-import socket
 import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram
 from prometheus_client.exposition import generate_latest
@@ -46,38 +42,6 @@ READY_CACHE_SECONDS = 5.0
 CONNECT_TIMEOUT = 2.0
 _SANE_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 _JSON = [(b"content-type", b"application/json")]
-
-
-# ------------------------------------------------------------------ settings checks
-def normalise_upstream(url: str) -> tuple[str, str | None]:
-    """The upstream without a trailing ``/`` or ``/v1`` (the proxy adds ``/v1/...`` itself),
-    and a warning when it had ``/v1``; query and fragment are refused by the caller."""
-    parts = urlsplit(url)
-    path = parts.path.rstrip("/")
-    warning = None
-    if path.endswith("/v1"):
-        path = path[: -len("/v1")]
-        warning = (
-            f"--upstream ends in /v1; using {urlunsplit(parts._replace(path=path))} "
-            "(the proxy forwards /v1/messages itself, so /v1 would be doubled)"
-        )
-    return urlunsplit(parts._replace(path=path)), warning
-
-
-def bind_problem(host: str, port: int) -> str | None:
-    """Why ``host:port`` cannot be listened on (in use, not allowed, no such address), or None."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family, socket.SOCK_STREAM) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((host, port))
-        except OSError as exc:
-            if exc.errno == errno.EADDRINUSE:
-                return f"port {port} on {host} is already in use; stop what holds it or use --port"
-            if exc.errno == errno.EACCES:
-                return f"not allowed to listen on {host}:{port} (ports below 1024 need privileges)"
-            return f"cannot listen on {host}:{port}: {exc.strerror or exc}"
-    return None
 
 
 # ------------------------------------------------------------------ metrics
