@@ -12,6 +12,13 @@ class Tally:
     hangs: int = 0
     lost: int = 0
 
+    def add(self, other: dict[str, int]) -> None:
+        """Add another process's counts (an xdist worker's, as a dict)."""
+        self.tried += other.get("tried", 0)
+        self.tracebacks += other.get("tracebacks", 0)
+        self.hangs += other.get("hangs", 0)
+        self.lost += other.get("lost", 0)
+
     def line(self) -> str:
         return (
             f"hostile inputs: {self.tried} tried, {self.tracebacks} tracebacks, "
