@@ -52,11 +52,25 @@ def test_one_access_line_per_request_without_secrets(
     assert first["gate"] is True
     assert first["renames"] == {"read": "READ"}
     assert first["ms"] > 0
+    assert 0 < first["upstream_ms"] <= first["ms"]
     assert streamed["stream"] is True
     assert (broken["status"], broken["error"]) == (400, "invalid_request_error")
+    assert "upstream_ms" not in broken  # refused before anything went upstream
     text = "\n".join(lines)
     for secret in ("SECRET", SECRET_PROMPT, "system prompt words"):
         assert secret not in text
+
+
+def test_the_access_line_times_the_upstream_apart_from_the_proxy(
+    upstream: FakeUpstream, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger=ACCESS_LOGGER)
+    upstream.script.delay = 0.3  # the upstream thinks for 300 ms before it answers
+    app = create_app(ProxyConfig(upstream=upstream.url), rewriter=MarkingEngine())
+    with running_app(app) as url:
+        assert loopback.post(url + "/v1/messages", json=REQUEST).status_code == 200
+    (line,) = [json.loads(r.getMessage()) for r in caplog.records if r.name == ACCESS_LOGGER]
+    assert 300 <= line["upstream_ms"] <= line["ms"]
 
 
 @pytest.mark.parametrize("log_prompts", [False, True])

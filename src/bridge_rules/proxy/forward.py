@@ -7,6 +7,7 @@ rewritten JSON message with a recomputed ``content-length``.
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,9 +66,12 @@ async def forward(upstream: Upstream, rewriter: BodyRewriter, ex: Exchange) -> N
     rewriting = ex.rewriting
     headers = request_headers(ex.scope["headers"], identity=rewriting)
     messages = ex.scope["path"] == "/v1/messages"
+    record = ex.reply.record
+    sent = time.perf_counter()
     response = await upstream.send(ex.scope, headers, ex.body, decompress=rewriting and messages)
     try:
-        ex.reply.record.upstream_status = response.status
+        record.upstream_ms = round((time.perf_counter() - sent) * 1000, 3)
+        record.upstream_status = response.status
         if ex.debug_log is not None:
             ex.debug["response_headers"] = redact(response.raw_headers)
         is_sse = response.headers.get("content-type", "").startswith("text/event-stream")

@@ -1,7 +1,8 @@
 """Access log (one JSON line per request) and the opt-in debug log.
 
 The access log carries only what an operator needs to see traffic: method, path
-(no query string, which may carry keys), status, timing, model, streaming and
+(no query string, which may carry keys), status, timing (the whole request, and
+the upstream's share: until its response headers arrived), model, streaming and
 the renames applied. It never holds credentials or prompt text. The debug log
 holds headers (credentials redacted) and bodies with every free-text string
 replaced by its length, unless prompts were asked for explicitly.
@@ -78,6 +79,7 @@ class AccessRecord:
     gate: bool | None = None
     renames: dict[str, str] = field(default_factory=dict)
     upstream_status: int | None = None
+    upstream_ms: float | None = None  # request sent upstream -> its response headers in
     bytes_in: int = 0
     bytes_out: int = 0
     error: str | None = None
@@ -103,6 +105,8 @@ class AccessRecord:
             out["renames"] = self.renames
         if self.upstream_status is not None:
             out["upstream_status"] = self.upstream_status
+        if self.upstream_ms is not None:
+            out["upstream_ms"] = self.upstream_ms
         if self.error is not None:
             out["error"] = self.error
         return out
