@@ -8,11 +8,14 @@ Command modules import their heavy dependencies inside the command body so
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from typing import Annotated, Any, NoReturn, Optional
 
+import click
 import typer
+import typer.main
 
 from bridge_rules.cli.style import Color, paint, set_mode
 from bridge_rules.diagnostics import EXIT_INTERNAL, EXIT_USAGE
@@ -167,10 +170,19 @@ def _register() -> None:
             importlib.import_module(module)
 
 
-def main(argv: list[str] | None = None) -> int:
+@functools.cache
+def _command() -> click.Command:
+    """The click command typer builds from ``app`` and its registered commands. Building it
+    reads every command's signature (~4 ms); a process that calls :func:`main` more than
+    once (tests, an embedding program) builds it once."""
     _register()
+    return typer.main.get_command(app)
+
+
+def main(argv: list[str] | None = None) -> int:
+    command = _command()
     try:
-        app(args=argv, prog_name="bridge-rules", standalone_mode=True)
+        command(args=argv, prog_name="bridge-rules", standalone_mode=True)
     except SystemExit as exc:
         return (
             int(exc.code or 0)
