@@ -22,6 +22,7 @@ from bridge_rules.proxy.body import ClientGone, check_headers, parse_payload, re
 from bridge_rules.proxy.config import ProxyConfig
 from bridge_rules.proxy.errors import ProxyError, UpstreamAborted
 from bridge_rules.proxy.forward import Exchange, forward
+from bridge_rules.proxy.heap import HeapTrimmer
 from bridge_rules.proxy.obs import AccessRecord, DebugLog, configure_logging, omit_text
 from bridge_rules.proxy.ops import OpsApp, with_ops
 from bridge_rules.proxy.reply import JSON, Message, Receive, Reply, Send
@@ -47,12 +48,14 @@ class ProxyApp:
         self.config = config
         self.upstream = Upstream(config)
         self.debug = DebugLog(config.debug_log, config.log_prompts) if config.debug_log else None
+        self.heap = HeapTrimmer.from_env()  # gives a large burst's heap back afterwards
         self.routes: dict[tuple[str, str], Route] = {
             ("GET", "/healthz"): healthz,
             ("HEAD", "/healthz"): healthz,
         }
 
     async def aclose(self) -> None:
+        self.heap.close()
         await self.upstream.aclose()
         if self.debug is not None:
             self.debug.close()
@@ -101,6 +104,7 @@ class ProxyApp:
             await reply.error(500, f"bridge-rules proxy internal error ({type(exc).__name__})")
         finally:
             record.emit()
+            self.heap.finished(record.bytes_in, record.bytes_out)
             if self.debug is not None:
                 self.debug.write(ex.debug_record())
 
