@@ -180,7 +180,16 @@ def bare_app() -> Any:
 def main(argv: list[str]) -> int:
     kind, port = argv[0], int(argv[1])
     if kind == "upstream":
-        uvicorn.run(upstream_app, host="127.0.0.1", port=port, lifespan="off", **OPTIONS)
+        # Keep-alive longer than any pause between cells: with uvicorn's 5 s, a forwarder
+        # could pick a pooled connection the upstream was just closing (a failed request).
+        uvicorn.run(
+            upstream_app,
+            host="127.0.0.1",
+            port=port,
+            lifespan="off",
+            timeout_keep_alive=120,
+            **OPTIONS,
+        )
         return 0
     os.environ["BENCH_UPSTREAM"] = argv[2].rstrip("/")
     workers = int(argv[argv.index("--workers") + 1]) if "--workers" in argv else 1
