@@ -44,6 +44,14 @@ class _State:
     from_env: bool | None = None
 
 
+def switched_on(env: Mapping[str, str], name: str) -> bool:
+    """An on-by-default switch in ``env``: off when ``name`` is 0, off, false or no (any case).
+
+    Shared with the proxy's other memory switch (``BRIDGE_RULES_MALLOC_TRIM``).
+    """
+    return env.get(name, "1").strip().lower() not in ("0", "off", "false", "no")
+
+
 def pause_enabled(env: Mapping[str, str] | None = None) -> bool:
     """Whether request paths should pause collection (the ``BRIDGE_RULES_GC_PAUSE`` switch).
 
@@ -55,7 +63,7 @@ def pause_enabled(env: Mapping[str, str] | None = None) -> bool:
         if _State.from_env is None:
             _State.from_env = pause_enabled(os.environ)
         return _State.from_env
-    return env.get(ENV, "1").strip().lower() not in ("0", "off", "false", "no")
+    return switched_on(env, ENV)
 
 
 class paused:  # lower case: used like a function, ``with paused():``

@@ -9,7 +9,6 @@ traceback.
 
 from __future__ import annotations
 
-import functools
 import io
 import os
 import signal
@@ -20,15 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import click
-import typer.main
 from click.testing import CliRunner
 from tests.hostile.corpus import Case
 
 import bridge_rules
 from bridge_rules import reporters
-from bridge_rules.cli import explain_cmd  # registers `explain` on the app
-from bridge_rules.cli.app import app
+from bridge_rules.cli.app import click_command
 from bridge_rules.compose import ALLOW_OUTSIDE_ENV
 from bridge_rules.diagnostics import RulesError
 from bridge_rules.lint.analysis import analyse
@@ -99,14 +95,8 @@ def _load(path: Path) -> list[str]:
     return []
 
 
-@functools.cache
-def _command() -> click.Command:
-    """The click command typer builds from ``app``: ~4 ms each time, so built once."""
-    return typer.main.get_command(app)
-
-
 def _explain(path: Path) -> list[str]:
-    result = CliRunner().invoke(_command(), ["explain", "--rules", str(path), "read"])
+    result = CliRunner().invoke(click_command(), ["explain", "--rules", str(path), "read"])
     out = result.output
     if "No such command" in out or "Usage:" in out:
         return [f"explain did not run: {out[:200]!r}"]
@@ -119,7 +109,6 @@ def _explain(path: Path) -> list[str]:
     return []
 
 
-assert explain_cmd is not None
 STEPS: dict[str, Callable[[Path], list[str]]] = {"lint": _lint, "load": _load, "explain": _explain}
 
 

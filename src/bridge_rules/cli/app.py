@@ -171,7 +171,7 @@ def _register() -> None:
 
 
 @functools.cache
-def _command() -> click.Command:
+def click_command() -> click.Command:
     """The click command typer builds from ``app`` and its registered commands. Building it
     reads every command's signature (~4 ms); a process that calls :func:`main` more than
     once (tests, an embedding program) builds it once."""
@@ -180,7 +180,7 @@ def _command() -> click.Command:
 
 
 def main(argv: list[str] | None = None) -> int:
-    command = _command()
+    command = click_command()
     try:
         command(args=argv, prog_name="bridge-rules", standalone_mode=True)
     except SystemExit as exc:

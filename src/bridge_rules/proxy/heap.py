@@ -20,6 +20,8 @@ import os
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 
+from bridge_rules.gcpause import switched_on
+
 ENV = "BRIDGE_RULES_MALLOC_TRIM"
 """Set to ``0`` (or ``off``/``false``/``no``) to never trim."""
 LARGE_BYTES = 256 * 1024
@@ -40,7 +42,7 @@ def glibc_trim() -> Callable[[], object] | None:
 
 
 def trim_enabled(env: Mapping[str, str]) -> bool:
-    return env.get(ENV, "1").strip().lower() not in ("0", "off", "false", "no")
+    return switched_on(env, ENV)
 
 
 class HeapTrimmer:
