@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from tests.hostile.runner import Hang, time_bound
 from tests.hostile.tally import TALLY
@@ -268,9 +268,58 @@ events = st.one_of(
 )
 
 
+def _started_tools(parts: list[bytes]) -> list[Any]:
+    """The names of the tool_use blocks the stream's ``content_block_start`` events open."""
+    names = []
+    for part in parts:
+        if not part.startswith(b"event: content_block_start\n"):
+            continue
+        try:
+            block = json.loads(part.split(b"data: ", 1)[1]).get("content_block")
+        except (ValueError, IndexError, AttributeError):
+            continue
+        if isinstance(block, dict):
+            names.append(block.get("name"))
+    return names
+
+
+def _rules_remove_timeout(runtime: Runtime, names: list[Any]) -> bool:
+    """Whether the rules, on the non-streaming path, take a ``timeout`` argument out of a call
+    to one of ``names`` (a binding that keeps only its own fields, say): a large integer that
+    leaves by a rule is not lost."""
+    for name in names:
+        call = {"type": "tool_use", "id": "t", "name": name, "input": {"timeout": BIG}}
+        out = rewrite_message(runtime, {"role": "assistant", "content": [call]}, None)
+        if str(BIG) not in json.dumps(out):
+            return True
+    return False
+
+
 @pytest.mark.parametrize("profile", PROFILES)
 @HYPOTHESIS
 @given(parts=st.lists(events, max_size=10), cuts=st.lists(st.integers(1, 400), max_size=6))
+@example(  # found by hypothesis: claude-agent-sdk-pi's Edit binding keeps only its own fields
+    parts=[
+        _event(
+            "content_block_start",
+            {
+                "type": "content_block_start",
+                "index": 2,
+                "content_block": {"type": "tool_use", "id": "t", "name": "Edit", "input": {}},
+            },
+        ),
+        _event(
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": 2,
+                "delta": {"type": "input_json_delta", "partial_json": f'{{"timeout": {BIG}}}'},
+            },
+        ),
+        _event("message_delta", {"type": "message_delta", "usage": None}),
+    ],
+    cuts=[],
+)
 def test_streams(profile: str, parts: list[bytes], cuts: list[int]) -> None:
     runtime = RUNTIMES[profile]
     data = b"".join(parts)
@@ -280,7 +329,11 @@ def test_streams(profile: str, parts: list[bytes], cuts: list[int]) -> None:
     if b"tool_use" not in data:
         assert out == data  # nothing to rewrite: byte for byte
     digits = str(BIG).encode()
-    if EXACT_STREAMS and data.count(digits) > out.count(digits):
+    if (
+        EXACT_STREAMS
+        and data.count(digits) > out.count(digits)
+        and not _rules_remove_timeout(runtime, _started_tools(parts))
+    ):
         TALLY.lost += 1
         pytest.fail("a large integer in the stream did not come through")
 
