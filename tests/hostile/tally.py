@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 
 @dataclass
@@ -14,10 +14,8 @@ class Tally:
 
     def add(self, other: dict[str, int]) -> None:
         """Add another process's counts (an xdist worker's, as a dict)."""
-        self.tried += other.get("tried", 0)
-        self.tracebacks += other.get("tracebacks", 0)
-        self.hangs += other.get("hangs", 0)
-        self.lost += other.get("lost", 0)
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + other.get(f.name, 0))
 
     def line(self) -> str:
         return (

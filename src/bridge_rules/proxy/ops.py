@@ -16,7 +16,6 @@
 Metric labels are bounded sets (status class, error kind, route); tool names and models are
 client-controlled and never become labels. Metrics are per process: with ``--workers N`` each
 worker counts its own requests (see docs/proxy.md).
-
 """
 
 from __future__ import annotations
