@@ -6,6 +6,7 @@ are kept on one worker, and the hostile suite's summary line adds up every worke
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from tests.hostile.tally import TALLY
 
 ROOT = Path(__file__).resolve().parent.parent
 TALLY_KEY = "hostile_tally"
+UNGROUPED = pytest.StashKey[set[str]]()
 
 
 @pytest.fixture(scope="session")
@@ -22,11 +24,32 @@ def root() -> Path:
     return ROOT
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(
+    config: pytest.Config, items: list[pytest.Item]
+) -> Generator[None, None, None]:
     # One worker installs the agents' npm packages and drives them; the others never wait.
+    # The group goes on before any other plugin's hook: xdist's worker reads it in its own.
     for item in items:
         if item.get_closest_marker("e2e") is not None:
             item.add_marker(pytest.mark.xdist_group("e2e"))
+    yield
+    # By now an xdist worker under --dist loadgroup has tagged each grouped node id with
+    # "@e2e". A pytest/xdist pairing that stops doing so fails the e2e tests with the
+    # reason (an error raised here would reach the controller as a bare assertion).
+    if getattr(config.option, "loadgroup", False):
+        config.stash[UNGROUPED] = {
+            i.nodeid for i in items if i.get_closest_marker("e2e") and "@" not in i.nodeid
+        }
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.nodeid in item.config.stash.get(UNGROUPED, set()):
+        pytest.fail(
+            "pytest-xdist did not put this test in the e2e group: this pytest and "
+            "pytest-xdist do not work together (see the pytest pin in pyproject.toml)",
+            pytrace=False,
+        )
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
