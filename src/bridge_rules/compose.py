@@ -16,18 +16,16 @@ Composition is documented in ``docs/rule-format.md``:
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from bridge_rules.diagnostics import Diagnostic, did_you_mean, error
 from bridge_rules.loader import Document, read_file, rule_files_in
 from bridge_rules.model import RuleFile
+from bridge_rules.outside import ALLOW_OUTSIDE_ENV, allow_outside_default
 from bridge_rules.resources import display_root, profile_names, profile_path, rules_dir
 from bridge_rules.source import Span, escape
 from bridge_rules.validate import validate_document
-
-ALLOW_OUTSIDE_ENV = "BRIDGE_RULES_ALLOW_OUTSIDE"
 
 
 @dataclass(frozen=True)
@@ -68,20 +66,6 @@ def resolve_ref(ref: str, base: Path | None) -> Path | None:
     return candidate if candidate.exists() else None
 
 
-_SETTINGS = {"allow_outside": False}
-
-
-def set_allow_outside(allowed: bool) -> None:
-    """``bridge-rules --allow-outside``: the default for every later load in this process."""
-    _SETTINGS["allow_outside"] = allowed
-
-
-def allow_outside_default() -> bool:
-    """Whether ``extends`` may leave the extending file's directory tree: the CLI's
-    ``--allow-outside``, or ``BRIDGE_RULES_ALLOW_OUTSIDE=1``."""
-    return _SETTINGS["allow_outside"] or os.environ.get(ALLOW_OUTSIDE_ENV, "") == "1"
-
-
 def _outside(path: Path, base: Path) -> bool:
     """Whether ``path`` (symlinks followed) lies outside ``base``'s directory tree."""
     try:
@@ -107,7 +91,7 @@ class _Loader:
         self.allow_outside = allow_outside
         self.out = RuleSource()
         self._done: set[Path] = set()
-        self._active: list[Path] = []
+        self._active: dict[Path, None] = {}  # the extends chain being read, in order
 
     def add_ref(self, ref: str, base: Path | None, span: Span | None) -> None:
         try:
@@ -188,14 +172,14 @@ class _Loader:
         self.out.diagnostics.extend(diags)
         if rules is None:
             return
-        self._active.append(key)
+        self._active[key] = None
         extends = rules.extends_list()
         for index, ref in enumerate(extends):
             loc: tuple[str | int, ...] = (
                 ("extends", index) if isinstance(rules.extends, list) else ("extends",)
             )
             self.add_ref(ref, path, doc.source_map.value_span(loc))
-        self._active.pop()
+        self._active.popitem()
         self._done.add(key)
         self.out.files.append(SourcedFile(rules, doc))
 

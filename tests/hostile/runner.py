@@ -25,9 +25,9 @@ from tests.hostile.corpus import Case
 import bridge_rules
 from bridge_rules import reporters
 from bridge_rules.cli.app import click_command
-from bridge_rules.compose import ALLOW_OUTSIDE_ENV
 from bridge_rules.diagnostics import RulesError
 from bridge_rules.lint.analysis import analyse
+from bridge_rules.outside import ALLOW_OUTSIDE_ENV
 from bridge_rules.reporters import Summary
 
 BOUND_SECONDS = 10.0  # what the issue counts as a hang

@@ -57,3 +57,52 @@ def test_anchors_expand_with_their_positions() -> None:
     assert doc.data["copy"] is not doc.data["base"]
     assert str(doc.source_map.key_span(("copy", "x", 1, "y"))) == "x.yaml:3:11"
     assert str(doc.source_map.value_span(("copy",))) == "x.yaml:4:7"
+
+
+def _held(root: object) -> int:
+    """How many objects ``root`` holds, following containers and instances (not classes,
+    modules or functions, which every process shares anyway)."""
+    import gc
+    import types
+
+    skip = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType)
+    seen: set[int] = set()
+    todo = [root]
+    while todo:
+        obj = todo.pop()
+        if id(obj) in seen or isinstance(obj, skip):
+            continue
+        seen.add(id(obj))
+        todo.extend(gc.get_referents(obj))
+    return len(seen)
+
+
+def test_one_set_of_scalar_tables_serves_every_document_and_thread_and_keeps_nothing() -> None:
+    # The tables are built once per process; a constructor that remembered each node it
+    # built would then grow with every file a long-lived process (serve, an IDE) reads.
+    import threading
+
+    from bridge_rules.loader.events import scalars
+
+    rows = "".join(
+        f"  k{i}: [{i}, {i}.5, true, null, 2001-12-{i % 28 + 1:02d}]\n" for i in range(300)
+    )
+    expected = {f"k{i}": [i, i + 0.5, True, None, f"2001-12-{i % 28 + 1:02d}"] for i in range(300)}
+    shared = scalars()
+    parse_text("a:\n" + rows, "t.yaml")  # whatever is built on first use
+    before = _held(shared)
+    results: list[Any] = []
+
+    def load() -> None:
+        doc, _ = parse_text("a:\n" + rows, "t.yaml")
+        assert doc is not None
+        results.append(doc.data["a"])
+
+    threads = [threading.Thread(target=load) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == [expected] * 4
+    assert scalars() is shared
+    assert _held(shared) == before

@@ -95,3 +95,21 @@ def test_serve_usage_errors_exit_2(args: list[str], message: str) -> None:
     assert done.returncode == 2
     assert message in done.stderr
     assert "Traceback" not in done.stderr
+
+
+HEAVY = ("bridge_rules.model", "pydantic", "uvicorn", "aiohttp")
+
+
+def test_a_bad_option_is_reported_before_the_rules_or_the_server_stack_load() -> None:
+    # What makes a usage error answer in a fifth of a second: nothing heavy is imported.
+    code = (
+        "import sys\n"
+        "from bridge_rules.cli.app import main\n"
+        "status = main(['serve', '--upstream', 'http://x', '--workers', '0'])\n"
+        f"print(status, [m for m in {HEAVY!r} if m in sys.modules])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=30, check=False
+    )
+    assert done.stdout.splitlines()[0] == "2 []", done.stdout + done.stderr
+    assert "--workers must be at least 1" in done.stderr

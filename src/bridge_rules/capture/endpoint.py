@@ -153,7 +153,11 @@ class Endpoint:
         self.recording = Recording()
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.recording = self.recording
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # Polled every 50 ms rather than socketserver's 500 ms: ``shutdown()`` waits for
+        # the loop to look, and the capture ends as soon as the agent does.
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
 
     @property
     def url(self) -> str:

@@ -69,7 +69,7 @@ def _root(
 ) -> None:
     """Declarative rules that translate agent tool names and arguments to and from Claude Code's
     canonical tools."""
-    from bridge_rules.compose import set_allow_outside
+    from bridge_rules.outside import set_allow_outside
     from bridge_rules.pins import use_dirs
 
     set_mode(color.value)

@@ -12,6 +12,7 @@ non-finite or huge numbers, lone surrogates, and documents nested or expanded
 from __future__ import annotations
 
 import datetime
+import functools
 import math
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -100,7 +101,10 @@ def parse_events(text: str, fast: bool = C_PARSER) -> Iterator[Any]:
 
 
 class _Scalars:
-    """YAML 1.2 resolution of plain scalars, exactly as ruamel's loader does it."""
+    """YAML 1.2 resolution of plain scalars, exactly as ruamel's loader does it.
+
+    Built once (:func:`scalars`): its tables cost more than parsing a small rule file.
+    """
 
     def __init__(self) -> None:
         from ruamel.yaml import YAML
@@ -114,7 +118,14 @@ class _Scalars:
         anywhere = list(table.get(None, []))
         self._table = {key: [*rules, *anywhere] for key, rules in table.items() if key is not None}
         self._anywhere = anywhere
-        self._constructor = YAML(typ="safe", pure=True).constructor
+        # The constructor's functions for the implicit types, called directly: they read
+        # only the node, where ``construct_object`` would also remember every node it saw.
+        # So one instance serves every document and thread.
+        constructor = YAML(typ="safe", pure=True).constructor
+        functions = type(constructor).yaml_constructors
+        self._construct: dict[str, Callable[[Any], Any]] = {
+            tag: functools.partial(functions[tag], constructor) for tag in _CONSTRUCTED
+        }
         self._node: Callable[[str, str], Any] = ScalarNode
 
     def certainly_text(self, value: str) -> bool:
@@ -134,14 +145,20 @@ class _Scalars:
         if not candidates:
             return _STR, value
         tag = next((str(tag) for tag, regex in candidates if regex.match(value)), _STR)
-        if tag not in _CONSTRUCTED:
+        construct = self._construct.get(tag)
+        if construct is None:
             return tag, value
         try:
-            return tag, self._constructor.construct_object(self._node(tag, value), deep=True)
+            return tag, construct(self._node(tag, value))
         except (ValueError, OverflowError):  # an int of thousands of digits, a bad date
             if tag == _CORE + "int":
                 raise refuse("BR013", "integer out of range (thousands of digits)", at) from None
             raise refuse("BR003", f"invalid {tag.replace(_CORE, '')} value", at) from None
+
+
+@functools.cache
+def scalars() -> _Scalars:
+    return _Scalars()
 
 
 def _text(value: str, at: Span) -> str:
@@ -205,7 +222,7 @@ class Builder:
         self.smap = smap
         self.file = smap.file
         self.budget = budget
-        self.scalars = _Scalars()
+        self.scalars = scalars()
         self._scalar_event = ScalarEvent
         self._anchors: dict[str, tuple[Any, int, DocPath, list[_Entry]]] = {}
         self._log: list[_Entry] | None = None
