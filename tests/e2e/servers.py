@@ -16,8 +16,9 @@ from bridge_rules.proxy.server import UVICORN_OPTIONS
 
 
 class _Server(uvicorn.Server):
-    """uvicorn's server, checking ``should_exit`` every 10 ms rather than every 100 ms:
-    the suite starts and stops a server for most proxy tests, and each stop waited."""
+    """uvicorn's server, checking ``should_exit`` every 10 ms rather than every 100 ms, and
+    stopping without uvicorn's fixed 100 ms grace pause: the suite starts and stops a server
+    for most proxy tests, and each stop waited."""
 
     async def main_loop(self) -> None:
         ticks = 0
@@ -25,6 +26,25 @@ class _Server(uvicorn.Server):
         while not await self.on_tick(0 if ticks % 100 == 0 else 1):
             ticks += 1
             await asyncio.sleep(0.01)
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        # uvicorn's steps: stop accepting, ask each connection to finish, wait for them and
+        # their tasks (polled every 5 ms here), then the app's lifespan shutdown.
+        for server in self.servers:
+            server.close()
+        for sock in sockets or []:
+            sock.close()
+        for connection in list(self.server_state.connections):
+            connection.shutdown()
+        deadline = time.monotonic() + 5
+        state = self.server_state
+        while (state.connections or state.tasks) and time.monotonic() < deadline:
+            await asyncio.sleep(0.005)
+        for task in state.tasks:
+            task.cancel()
+        for server in self.servers:
+            await server.wait_closed()
+        await self.lifespan.shutdown()
 
 
 @contextmanager

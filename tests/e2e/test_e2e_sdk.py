@@ -26,7 +26,11 @@ READ = {
         "required": ["path"],
     },
 }
-pytestmark = pytest.mark.filterwarnings("ignore:The model .* is deprecated:DeprecationWarning")
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:The model .* is deprecated:DeprecationWarning"),
+    # One worker imports the SDK (~1.5 s) and runs these; the others never pay for it.
+    pytest.mark.xdist_group("sdk"),
+]
 if TYPE_CHECKING:
     import anthropic
 

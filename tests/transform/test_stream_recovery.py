@@ -10,6 +10,7 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.budget import examples
 from tests.transform.conftest import write_rules
 
 from bridge_rules.engine import Engine
@@ -30,7 +31,14 @@ def ev(name: str, data: object, eol: bytes = b"\n", named: bool = True) -> bytes
     return head + b"data: " + orjson.dumps(data) + eol + eol
 
 
-def sse(blocks: list[Any], stop: str = "end_turn", step: int = 5, **kw: Any) -> bytes:
+# Characters a text delta in CASES. 13 is prime, so tags straddle delta boundaries at
+# varying offsets, and the streams stay short enough to split at every byte (the cost of
+# that test grows with the square of a stream's length). Other delta sizes, 1 to 1000 and
+# random ones, are in test_any_delta_sizes_give_the_same_message and the properties below.
+STEP = 13
+
+
+def sse(blocks: list[Any], stop: str = "end_turn", step: int = STEP, **kw: Any) -> bytes:
     """An upstream stream: text blocks (str) streamed ``step`` characters a delta, tool blocks."""
     out = ev("message_start", {"type": "message_start", "message": _head()}, **kw)
     for index, block in enumerate(blocks):
@@ -243,7 +251,7 @@ PARTS = [
 ]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     parts=st.lists(st.sampled_from(PARTS), max_size=12),
     step=st.integers(1, 9),
@@ -265,7 +273,7 @@ BLOCKS = st.one_of(
 )
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     blocks=st.lists(BLOCKS, max_size=4),
     cut=st.integers(1, 80),
