@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter, ValidationError
+from tests.budget import examples
 
 from bridge_rules.bindings.ops import Compiled, OpError, compile_op, deep_copy
 from bridge_rules.model_bindings import Operation, op_kind
@@ -163,7 +164,7 @@ JSON = st.recursive(
 FIELD = st.sampled_from(["todos", "content", "activeForm", "subagent_type", "a"])
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     st.dictionaries(FIELD, JSON | st.lists(st.dictionaries(FIELD, JSON, max_size=3)), max_size=4)
 )

@@ -10,6 +10,7 @@ from typing import Any
 import jsonschema
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from tests.budget import examples
 
 import bridge_rules
 from bridge_rules.pins import load_pin
@@ -26,7 +27,7 @@ PAIRS = [
     ("find", "Glob"),
 ]
 REGISTERED = [local for local, _ in PAIRS]
-FAST = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+FAST = settings(max_examples=examples(60), deadline=None, suppress_health_check=list(HealthCheck))
 
 
 def from_schema(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
@@ -151,7 +152,7 @@ PROFILES = [
 ]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(NAMES, ARGS, LOCALS, st.sampled_from(range(len(PROFILES))))
 def test_arbitrary_json_never_raises(wire: str, args: Any, local: str, which: int) -> None:
     eng = PROFILES[which]

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.budget import examples
 
 import bridge_rules
 from bridge_rules.bindings.roundtrip import differences
@@ -26,7 +27,9 @@ from bridge_rules.resources import profile_names
 
 DATA = Path(__file__).parent / "data"
 EXTENSIONS: dict[str, Any] = json.loads((DATA / "extension_tools.json").read_text("utf-8"))
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+SETTINGS = settings(
+    max_examples=examples(150), deadline=None, suppress_health_check=list(HealthCheck)
+)
 
 # ------------------------------------------------------------------ values
 BOUNDARY_INTS = [0, 1, -1, 2, 999, 1000, 1001, 59_999, 600_000, 600_001, 2**31 - 1, 2**31]

@@ -6,6 +6,7 @@ import functools
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.budget import examples
 
 import bridge_rules
 from bridge_rules.engine import Engine
@@ -45,7 +46,7 @@ def engine(profile: str) -> Engine:
     return bridge_rules.load(profile)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     profile=st.sampled_from(profile_names()),
     registered=st.lists(names, min_size=1, max_size=8, unique=True),
@@ -60,7 +61,7 @@ def test_outbound_then_inbound_is_identity(profile: str, registered: list[str]) 
         assert eng.inbound_name(wire, registered=registered) == name, (profile, name, wire)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(profile=st.sampled_from(profile_names()), name=st.text(max_size=80))
 def test_resolution_never_raises(profile: str, name: str) -> None:
     eng = engine(profile)

@@ -7,6 +7,7 @@ or a hang fails the case, and the run ends with the summary line
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -17,9 +18,20 @@ from tests.hostile.tally import TALLY
 CASES = all_cases()
 
 
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("corpus")
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_hostile_rule_file(case: Case, tmp_path: Path) -> None:
-    outcome = run_case(case, tmp_path)
+def test_hostile_rule_file(case: Case, scratch: Path) -> None:
+    # A fresh directory per case, in one module-wide directory: pytest's tmp_path scans
+    # its parent for every new directory, and ~970 of them made that quadratic.
+    where = scratch / str(CASES.index(case))
+    try:
+        outcome = run_case(case, where)
+    finally:
+        shutil.rmtree(where, ignore_errors=True)
     TALLY.tried += 1
     TALLY.tracebacks += bool(outcome.tracebacks) and not outcome.hang
     TALLY.hangs += outcome.hang

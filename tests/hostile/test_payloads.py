@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from tests.budget import examples
 from tests.hostile.runner import Hang, time_bound
 from tests.hostile.tally import TALLY
 
@@ -170,7 +171,9 @@ def _lost(sent: Any, received: Any) -> int:
 
 
 PROFILES = sorted(RUNTIMES)
-HYPOTHESIS = settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+HYPOTHESIS = settings(
+    max_examples=examples(15), deadline=None, suppress_health_check=list(HealthCheck)
+)
 
 
 @pytest.mark.parametrize("profile", PROFILES)

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.budget import examples
 
 from bridge_rules.lint.analysis import analyse
 from bridge_rules.resources import profile_names
@@ -54,7 +55,7 @@ def _stage_yaml(index: int, kind: str, case: str, table: dict[str, str]) -> list
     return [*head, "    kind: passthrough", f"    names: {sorted(table.values())!r}"]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(stages=st.lists(STAGE, min_size=9, max_size=30), probes=st.lists(NAMES, max_size=30))
 def test_generated_stage_sets(
     stages: list[tuple[str, str, dict[str, str]]],

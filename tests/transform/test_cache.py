@@ -16,6 +16,7 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.budget import examples
 
 import bridge_rules
 from bridge_rules.engine import Engine
@@ -166,7 +167,7 @@ request = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=120, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@settings(max_examples=examples(120), suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(request, st.lists(message, min_size=1, max_size=12), st.data())
 def test_generated_conversations_replayed_turn_by_turn(
     payload: dict[str, Any], messages: list[Any], data: st.DataObject
@@ -178,7 +179,7 @@ def test_generated_conversations_replayed_turn_by_turn(
         same_as_plain(ENG, with_messages(payload, turn))
 
 
-@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@settings(max_examples=examples(60), suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(request, st.lists(message, min_size=2, max_size=10), st.integers(0, 9))
 def test_an_edited_earlier_message_is_rewritten_again(
     payload: dict[str, Any], messages: list[Any], at: int

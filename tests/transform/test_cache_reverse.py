@@ -13,6 +13,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.budget import examples
 
 from bridge_rules.lint.analysis import analyse
 from bridge_rules.names import InboundStep, Resolver
@@ -76,7 +77,7 @@ def test_every_known_rule_set_with_every_known_name() -> None:
         agree(resolver, ())
 
 
-@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@settings(max_examples=examples(150), suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(st.data())
 def test_arbitrary_registered_sets(data: st.DataObject) -> None:
     resolver = data.draw(st.sampled_from(RESOLVERS))

@@ -9,6 +9,7 @@ from typing import Any
 import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.budget import examples
 from tests.transform.conftest import ROOT
 
 import bridge_rules
@@ -69,7 +70,7 @@ payloads = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(payloads, json_values))
 def test_arbitrary_payloads_never_raise_nor_mutate(payload: Any) -> None:
     before = copy.deepcopy(payload)
@@ -85,7 +86,7 @@ def test_arbitrary_payloads_never_raise_nor_mutate(payload: Any) -> None:
     assert payload == before
 
 
-@settings(max_examples=150)
+@settings(max_examples=examples(150))
 @given(payloads)
 def test_a_closed_gate_is_the_identity(payload: dict[str, Any]) -> None:
     result = ENG.outbound(payload, env=CLOSED)
@@ -110,7 +111,7 @@ custom = st.tuples(
 )
 
 
-@settings(max_examples=150)
+@settings(max_examples=examples(150))
 @given(
     st.lists(st.sampled_from(PI_CALLS) | custom, min_size=1, max_size=6, unique_by=lambda c: c[0])
 )
@@ -137,7 +138,7 @@ EXAMPLE = (ROOT / "examples" / "stream.sse").read_bytes()
 WHOLE = b"".join(ENG.inbound_stream([EXAMPLE], ["read", "ls"]))
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(st.lists(st.integers(1, len(EXAMPLE) - 1), max_size=12, unique=True))
 def test_any_chunking_gives_the_whole_stream_output(cuts: list[int]) -> None:
     points = [0, *sorted(cuts), len(EXAMPLE)]
