@@ -3,7 +3,7 @@
 Each property states the examples it runs in CI: ``max_examples=examples(150)``. The
 profile scales that by its own ``max_examples`` against Hypothesis's 100:
 
-* ``dev`` (the default): 40%, at least 10 each, so ``pytest -m "not e2e"`` is a quick loop;
+* ``dev`` (the default): 25%, at least 10 each, so ``pytest -m "not e2e"`` is a quick loop;
 * ``ci``: every example as written. The README's test command and ``.ci/run`` pass
   ``--hypothesis-profile=ci``.
 

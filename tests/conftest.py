@@ -17,10 +17,10 @@ from tests.hostile.tally import TALLY
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# Hypothesis budgets (tests/budget.py): "dev" runs 40% of each property's examples, "ci"
+# Hypothesis budgets (tests/budget.py): "dev" runs 25% of each property's examples, "ci"
 # (`--hypothesis-profile=ci`, which the README's test command passes) runs them all and
 # prints the blob that reproduces a failure.
-settings.register_profile("dev", max_examples=40)
+settings.register_profile("dev", max_examples=25)
 settings.register_profile("ci", max_examples=100, print_blob=True)
 settings.load_profile("dev")
 TALLY_KEY = "hostile_tally"
