@@ -16,6 +16,8 @@ from hypothesis import settings
 from tests.hostile.tally import TALLY
 
 ROOT = Path(__file__).resolve().parent.parent
+TALLY_KEY = "hostile_tally"
+UNGROUPED = pytest.StashKey[set[str]]()
 
 # Hypothesis budgets (tests/budget.py): "dev" runs 25% of each property's examples, "ci"
 # (`--hypothesis-profile=ci`, which the README's test command passes) runs them all and
@@ -23,8 +25,6 @@ ROOT = Path(__file__).resolve().parent.parent
 settings.register_profile("dev", max_examples=25)
 settings.register_profile("ci", max_examples=100, print_blob=True)
 settings.load_profile("dev")
-TALLY_KEY = "hostile_tally"
-UNGROUPED = pytest.StashKey[set[str]]()
 
 
 @pytest.fixture(scope="session")

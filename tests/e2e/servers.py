@@ -30,14 +30,14 @@ class _Server(uvicorn.Server):
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         # uvicorn's steps: stop accepting, ask each connection to finish, wait for them and
         # their tasks (polled every 5 ms here), then the app's lifespan shutdown.
+        state = self.server_state
         for server in self.servers:
             server.close()
         for sock in sockets or []:
             sock.close()
-        for connection in list(self.server_state.connections):
+        for connection in list(state.connections):
             connection.shutdown()
         deadline = time.monotonic() + 5
-        state = self.server_state
         while (state.connections or state.tasks) and time.monotonic() < deadline:
             await asyncio.sleep(0.005)
         for task in state.tasks:
