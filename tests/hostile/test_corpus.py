@@ -8,6 +8,7 @@ or a hang fails the case, and the run ends with the summary line
 from __future__ import annotations
 
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,7 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_hostile_rule_file(case: Case, scratch: Path) -> None:
     # A fresh directory per case, in one module-wide directory: pytest's tmp_path scans
     # its parent for every new directory, and ~970 of them made that quadratic.
-    where = scratch / str(CASES.index(case))
+    where = Path(tempfile.mkdtemp(dir=scratch))
     try:
         outcome = run_case(case, where)
     finally:
