@@ -22,6 +22,14 @@ Two tools, both process-wide because the collector is:
   collections stop walking it. Call it once after loading, in a long-running
   process; it is not done on load because it also freezes whatever else the
   host program has allocated.
+
+:func:`tune_for_serving` is what ``serve`` does once per worker: freeze, and raise
+the first generation's threshold from Python's 700 to :data:`SERVING_GEN0`. A small
+request allocates a few hundred containers that reference counting frees at once,
+but at 700 they still set off a young collection every request or two, each walking
+the live state of every request in flight: 5-6% of a worker's CPU at 50 clients,
+and next to nothing at 10,000. Cyclic garbage waits at most that many net
+allocations longer (a few MB at worst).
 """
 
 from __future__ import annotations
@@ -32,7 +40,10 @@ import threading
 from collections.abc import Mapping
 
 ENV = "BRIDGE_RULES_GC_PAUSE"
-"""Set to ``0`` (or ``off``/``false``/``no``) to leave the collector alone in the request path."""
+"""Set to ``0`` (or ``off``/``false``/``no``) to leave the collector alone in the request
+path, and its thresholds as they are."""
+SERVING_GEN0 = 10_000
+"""The first generation's collection threshold while serving (Python's default is 700)."""
 
 
 class _State:
@@ -103,4 +114,16 @@ def freeze_loaded() -> None:
     gc.freeze()
 
 
-__all__ = ["ENV", "freeze_loaded", "pause_enabled", "paused"]
+def tune_for_serving(env: Mapping[str, str] | None = None) -> None:
+    """Once per server process, after loading: :func:`freeze_loaded`, then (unless the
+    ``BRIDGE_RULES_GC_PAUSE`` switch is off) raise the first generation's threshold to
+    :data:`SERVING_GEN0`. A threshold already higher, or 0 (collection off), is kept."""
+    freeze_loaded()
+    if not pause_enabled(env):
+        return
+    gen0, gen1, gen2 = gc.get_threshold()
+    if 0 < gen0 < SERVING_GEN0:
+        gc.set_threshold(SERVING_GEN0, gen1, gen2)
+
+
+__all__ = ["ENV", "SERVING_GEN0", "freeze_loaded", "pause_enabled", "paused", "tune_for_serving"]

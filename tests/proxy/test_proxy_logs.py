@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
+import io
 import json
 import logging
+import sys
+from collections.abc import Iterator
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
 from doubles import MarkingEngine
 from fake_upstream import FakeUpstream
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from servers import running_app
+from tests.budget import examples
 from tests.proxy import loopback
 
-from bridge_rules.proxy import ProxyConfig, create_app
-from bridge_rules.proxy.obs import ACCESS_LOGGER
+from bridge_rules.proxy import ProxyConfig, create_app, obs
+from bridge_rules.proxy.obs import ACCESS_LOGGER, AccessRecord, configure_logging
 
 SECRET_PROMPT = "my secret prompt text"
 REQUEST = {
@@ -93,3 +100,61 @@ def test_debug_log_redacts_credentials_and_omits_prompts_unless_asked(
     assert ("message_stop" in records[1].get("response_stream", "")) is log_prompts
     if not log_prompts:
         assert first["request_body"]["messages"][0]["content"] == "<21 chars omitted>"
+
+
+@pytest.fixture
+def configured(monkeypatch: pytest.MonkeyPatch) -> Iterator[io.StringIO]:
+    """``configure_logging`` as ``serve`` calls it, writing to a buffer; undone afterwards."""
+    names = (ACCESS_LOGGER, "bridge_rules.proxy", "uvicorn.error")
+    saved = [
+        (lg, lg.handlers[:], lg.filters[:], lg.propagate, lg.level)
+        for lg in map(logging.getLogger, names)
+    ]
+    buffer = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", buffer)
+    monkeypatch.setattr(obs._Sink, "handler", None)
+    configure_logging()
+    yield buffer
+    for lg, handlers, filters, propagate, level in saved:
+        lg.handlers[:], lg.filters[:], lg.propagate = handlers, filters, propagate
+        lg.setLevel(level)
+
+
+def _record() -> AccessRecord:
+    record = AccessRecord("POST", "/v1/messages", status=200, model="claude-sonnet-4-5")
+    record.gate, record.renames = True, {"read": "Read"}
+    return record
+
+
+def test_served_access_lines_are_what_the_logging_handler_writes(
+    configured: io.StringIO, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    logger = logging.getLogger(ACCESS_LOGGER)
+    monkeypatch.setattr(logger, "handlers", [obs._Sink.handler])  # not pytest's capture too
+    records = []
+    make = logger.makeRecord
+    monkeypatch.setattr(logger, "makeRecord", lambda *a, **k: records.append(a) or make(*a, **k))
+    _record().emit()  # straight to the handler's stream: no LogRecord made
+    assert records == []
+    seen: list[str] = []
+    logger.addFilter(lambda r: seen.append(r.getMessage()) or True)
+    _record().emit()  # a filter on the logger: through logging, as anyone configuring it expects
+    lines = configured.getvalue().splitlines()
+    assert len(records) == 1
+    assert len(lines) == 2
+    assert seen == [lines[1]]
+    direct, logged = (json.loads(line) for line in lines)
+    assert direct.keys() == logged.keys()
+    assert {k: v for k, v in direct.items() if k not in ("ts", "ms")} == {
+        k: v for k, v in logged.items() if k not in ("ts", "ms")
+    }
+    logger.setLevel(logging.WARNING)  # the access log switched off: nothing at all
+    _record().emit()
+    assert len(configured.getvalue().splitlines()) == 2
+
+
+@settings(max_examples=examples(400))
+@given(st.floats(min_value=0, max_value=4_102_444_800, allow_nan=False))
+def test_access_timestamps_read_as_datetime_writes_them(ts: float) -> None:
+    made = datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="milliseconds")
+    assert obs._Clock.iso(ts) == made

@@ -5,7 +5,13 @@ from __future__ import annotations
 import gc
 import threading
 
-from bridge_rules.gcpause import freeze_loaded, pause_enabled, paused
+from bridge_rules.gcpause import (
+    SERVING_GEN0,
+    freeze_loaded,
+    pause_enabled,
+    paused,
+    tune_for_serving,
+)
 
 
 def test_nested_blocks_restore_the_collector_once() -> None:
@@ -68,3 +74,23 @@ def test_switch_and_freeze() -> None:
     freeze_loaded()
     assert gc.get_freeze_count() > 0
     gc.unfreeze()
+
+
+def test_serving_raises_the_young_threshold_unless_switched_off() -> None:
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        tune_for_serving({"BRIDGE_RULES_GC_PAUSE": "0"})  # the switch leaves thresholds alone
+        assert gc.get_threshold() == (700, 10, 10)
+        tune_for_serving({})
+        assert gc.get_threshold() == (SERVING_GEN0, 10, 10)
+        assert gc.get_freeze_count() > 0
+        gc.set_threshold(50_000, 10, 10)  # a program's own higher threshold is kept
+        tune_for_serving({})
+        assert gc.get_threshold() == (50_000, 10, 10)
+        gc.set_threshold(0)  # and so is collection turned off
+        tune_for_serving({})
+        assert gc.get_threshold()[0] == 0
+    finally:
+        gc.set_threshold(*before)
+        gc.unfreeze()

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from bridge_rules import jsonio
-from bridge_rules.gcpause import freeze_loaded, paused
+from bridge_rules.gcpause import paused, tune_for_serving
 from bridge_rules.proxy.body import ClientGone, check_headers, parse_payload, read_body
 from bridge_rules.proxy.config import ProxyConfig
 from bridge_rules.proxy.errors import ProxyError, UpstreamAborted
@@ -208,7 +208,7 @@ def app_from_env() -> OpsApp:
     configure_logging()
     config = ProxyConfig.from_env()
     app = with_ops(create_app(config), config.upstream)
-    freeze_loaded()
+    tune_for_serving()
     return app
 
 

@@ -31,25 +31,14 @@ _SECRET = re.compile(r"(?i)(key|token|secret|auth|cookie|password|credential|sig
 REDACTED = "<redacted>"
 
 
-def _connection_named(headers: Iterable[tuple[bytes, bytes]]) -> set[bytes]:
-    named: set[bytes] = set()
-    for name, value in headers:
-        if name.lower() == b"connection":
-            named.update(p.strip().lower() for p in value.split(b",") if p.strip())
-    return named
-
-
 def filter_headers(headers: Iterable[tuple[bytes, bytes]], drop: frozenset[bytes]) -> Raw:
-    """Headers minus hop-by-hop ones and ``drop``; repeated headers keep their order."""
-    items = list(headers)
-    extra = _connection_named(items)
-    out: Raw = []
-    for name, value in items:
-        low = name.lower()
-        if low in HOP_BY_HOP or low in drop or low in extra:
-            continue
-        out.append((low, value))
-    return out
+    """Headers minus hop-by-hop ones and ``drop``; repeated headers keep their order.
+    Names come out lower-cased."""
+    lowered = [(name.lower(), value) for name, value in headers]
+    named = [value for name, value in lowered if name == b"connection"]
+    if named:  # rare: headers the Connection header names are hop-by-hop too
+        drop = drop | {p.strip().lower() for v in named for p in v.split(b",") if p.strip()}
+    return [(n, v) for n, v in lowered if n not in HOP_BY_HOP and n not in drop]
 
 
 REQUEST_DROP = frozenset({b"host", b"content-length"})

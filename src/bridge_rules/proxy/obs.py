@@ -11,6 +11,7 @@ replaced by its length, unless prompts were asked for explicitly.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import sys
 import threading
@@ -18,7 +19,6 @@ import time
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
 
@@ -59,6 +59,49 @@ CURRENT_REQUEST: ContextVar[RequestContext | None] = ContextVar(
 )
 
 
+class _Clock:
+    """``2026-11-25T15:56:03.500+00:00`` for a ``time.time()``; the text up to the second
+    is formatted once per second, not once per line."""
+
+    second = -1
+    prefix = ""
+
+    @classmethod
+    def iso(cls, ts: float) -> str:
+        fraction, whole = math.modf(ts)  # rounded to the microsecond as datetime rounds
+        second, micros = int(whole), round(fraction * 1_000_000)
+        if micros >= 1_000_000:
+            second, micros = second + 1, micros - 1_000_000
+        if second != cls.second:
+            cls.second, cls.prefix = second, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
+        return f"{cls.prefix}.{micros // 1000:03d}+00:00"
+
+
+class _Sink:
+    """The handler :func:`configure_logging` installed. While it is the access logger's
+    only handler and the logger has no filter, a line goes straight to its stream: the
+    same bytes the handler would write, without building a ``LogRecord`` (which cost
+    more than the rest of the line). Anything else (caplog, a handler or filter added
+    later, the proxy used as a library) goes through ``logging`` as usual."""
+
+    handler: logging.StreamHandler[IO[str]] | None = None
+
+    @classmethod
+    def write(cls, line: str) -> bool:
+        handler = cls.handler
+        if (
+            handler is None
+            or handler.filters
+            or access_logger.filters
+            or access_logger.handlers != [handler]
+        ):
+            return False
+        stream = handler.stream
+        stream.write(line + handler.terminator)
+        stream.flush()
+        return True
+
+
 def _current_id() -> str | None:
     ctx = CURRENT_REQUEST.get()
     return ctx.request_id if ctx is not None else None
@@ -86,7 +129,7 @@ class AccessRecord:
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
-            "ts": datetime.fromtimestamp(self.ts, timezone.utc).isoformat(timespec="milliseconds"),
+            "ts": _Clock.iso(self.ts),
             "method": self.method,
             "path": self.path,
             "status": self.status,
@@ -113,7 +156,9 @@ class AccessRecord:
 
     def emit(self) -> None:
         if access_logger.isEnabledFor(logging.INFO):
-            access_logger.info(jsonio.dumps(self.to_dict()).decode())
+            line = jsonio.dumps(self.to_dict()).decode()
+            if not _Sink.write(line):
+                access_logger.info(line)
         ctx = CURRENT_REQUEST.get()
         if ctx is not None and ctx.observe is not None:
             ctx.observe(self)
@@ -183,6 +228,7 @@ def configure_logging(access_log: bool = True) -> None:
         logger.handlers[:] = [handler]
         logger.propagate = False
     access_logger.setLevel(logging.INFO if access_log else logging.WARNING)
+    _Sink.handler = handler
     uv = logging.getLogger("uvicorn.error")
     if not any(isinstance(f, _DropAborted) for f in uv.filters):
         uv.addFilter(_DropAborted())

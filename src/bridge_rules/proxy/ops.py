@@ -23,8 +23,8 @@ from __future__ import annotations
 import asyncio
 import importlib
 import re
+import secrets
 import time
-import uuid
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -85,10 +85,27 @@ class Metrics:
         )
 
         self.registry.register(UnmappedCollector())
+        # Labelled children by label values, made on first use (``labels()`` per request
+        # costs more than the update itself). The label sets are small and bounded.
+        self._requests: dict[tuple[str, int], Counter] = {}
+        self._duration: dict[str, Histogram] = {}
+        self._response_start: dict[str, Histogram] = {}
+
+    def timed(self, route: str) -> tuple[Histogram, Histogram]:
+        """The (duration, response start) histograms of ``route``."""
+        duration = self._duration.get(route)
+        if duration is None:
+            duration = self._duration[route] = self.duration.labels(route)
+            self._response_start[route] = self.response_start.labels(route)
+        return duration, self._response_start[route]
 
     def observe(self, record: AccessRecord) -> None:
         route = _route(record.path)
-        self.requests.labels(route, f"{record.status // 100}xx").inc()
+        key = (route, record.status // 100)
+        counter = self._requests.get(key)
+        if counter is None:
+            counter = self._requests[key] = self.requests.labels(route, f"{key[1]}xx")
+        counter.inc()
         if record.error is not None:
             self.errors.labels(record.error).inc()
         if record.gate is False:
@@ -168,7 +185,7 @@ class OpsApp:
         request_id = _request_id(scope)
         token = CURRENT_REQUEST.set(RequestContext(request_id, self.metrics.observe))
         started = time.perf_counter()
-        route = _route(scope["path"])
+        duration, response_start = self.metrics.timed(_route(scope["path"]))
         header = (b"x-request-id", request_id.encode())
 
         async def send_with_id(message: Message) -> None:
@@ -177,13 +194,13 @@ class OpsApp:
                 # Anthropic-style ``request-id`` passes through untouched).
                 kept = [h for h in message.get("headers", ()) if h[0].lower() != b"x-request-id"]
                 message = {**message, "headers": [*kept, header]}
-                self.metrics.response_start.labels(route).observe(time.perf_counter() - started)
+                response_start.observe(time.perf_counter() - started)
             await send(message)
 
         try:
             await self.app(scope, receive, send_with_id)
         finally:
-            self.metrics.duration.labels(route).observe(time.perf_counter() - started)
+            duration.observe(time.perf_counter() - started)
             CURRENT_REQUEST.reset(token)
 
     async def _readyz(self, send: Any, head: bool) -> None:
@@ -232,7 +249,7 @@ def _request_id(scope: Message) -> str:
             if _SANE_ID.fullmatch(text):
                 return text
             break
-    return uuid.uuid4().hex
+    return secrets.token_hex(16)  # 32 hex digits, as a uuid4's hex
 
 
 def _json_string(text: str) -> bytes:

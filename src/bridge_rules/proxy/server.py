@@ -12,7 +12,7 @@ from typing import Any
 
 import uvicorn
 
-from bridge_rules.gcpause import freeze_loaded
+from bridge_rules.gcpause import tune_for_serving
 from bridge_rules.proxy.config import ENV_VAR, ProxyConfig
 from bridge_rules.proxy.obs import configure_logging
 
@@ -31,7 +31,7 @@ def serve(config: ProxyConfig, app: Any, host: str, port: int, workers: int) -> 
     share one listening socket."""
     configure_logging()
     if workers <= 1:
-        freeze_loaded()
+        tune_for_serving()
         uvicorn.Server(uvicorn.Config(app, host=host, port=port, **UVICORN_OPTIONS)).run()
         return
     os.environ[ENV_VAR] = config.to_env()
