@@ -15,6 +15,14 @@ decides: an entry is only ever used where its exact bytes stand, so links that
 turn out wrong cost a miss, never a wrong answer. What the bytes stand for (that
 ``start`` really is the top-level ``messages`` array) is the caller's to check.
 
+One position can have many successors: every conversation's first message
+follows the start, and a client that retries or branches leaves siblings. The
+lookup stays bounded however many there are. A run shorter than ``_PREFIX``
+bytes is indexed by all its bytes, looked up once per distinct short length
+stored under that parent (at most ``_PREFIX``). Longer runs sharing their first
+``_PREFIX`` bytes share a list, most recently matched first and at most
+``_SIBLINGS`` long; the least recently matched beyond that leaves the store.
+
 Bounded by entries and bytes, evicting the least recently used. A request
 touches its entries last-to-first, so when one conversation outgrows the store
 its tail goes first and its prefix, the part the next request can reuse, stays.
@@ -40,7 +48,9 @@ DEFAULT_MIN_BODY = 64 * 1024
 """Requests smaller than this go the plain way: parsing them is cheaper than the bookkeeping."""
 
 _PREFIX = 64
-"""Bytes of a run that index it under its predecessor; shorter runs are kept apart."""
+"""Bytes of a run that index it under its predecessor; shorter runs by all their bytes."""
+_SIBLINGS = 64
+"""Runs kept under one predecessor that share their first ``_PREFIX`` bytes."""
 _OVERHEAD = 160
 """Bytes an entry costs beyond its two byte strings (object, index slots), for the byte cap."""
 _COMMA, _CLOSE = ord(","), ord("]")
@@ -108,8 +118,12 @@ class MessageCache:
         self._lock = threading.Lock()
         self._serials = itertools.count(1)
         self._lru: OrderedDict[int, Entry] = OrderedDict()
+        # (parent, first _PREFIX bytes) -> runs that long, most recently matched first.
         self._long: dict[tuple[int, bytes], list[Entry]] = {}
-        self._short: dict[int, list[Entry]] = {}
+        # (parent, all the bytes) -> shorter runs (one per context); and, per parent, how
+        # many such keys there are of each length.
+        self._short: dict[tuple[int, bytes], list[Entry]] = {}
+        self._short_lengths: dict[int, dict[int, int]] = {}
         self._bytes = 0
         self._sights: OrderedDict[bytes, None] = OrderedDict()
         self.enabled = enabled
@@ -182,12 +196,20 @@ class MessageCache:
         return found, pos
 
     def _successor(self, body: bytes, pos: int, parent: int) -> Entry | None:
-        for entry in self._long.get((parent, body[pos : pos + _PREFIX]), ()):
-            if body.startswith(entry.raw, pos):
-                return entry
-        for entry in self._short.get(parent, ()):
-            if body.startswith(entry.raw, pos):
-                return entry
+        siblings = self._long.get((parent, body[pos : pos + _PREFIX]))
+        if siblings:
+            for i, entry in enumerate(siblings):
+                if body.startswith(entry.raw, pos):
+                    if i:  # most recently matched first: a live conversation is found at once
+                        siblings.insert(0, siblings.pop(i))
+                    return entry
+        lengths = self._short_lengths.get(parent)
+        if lengths:
+            short = self._short
+            for length in lengths:
+                found = short.get((parent, body[pos : pos + length]))
+                if found:
+                    return found[0]
         return None
 
     def seen_before(self, opening: bytes) -> bool:
@@ -243,7 +265,15 @@ class MessageCache:
         size = len(draft.raw) + len(draft.out) + _OVERHEAD
         if size > self.max_bytes:
             return None
-        bucket = self._bucket(parent, draft.raw)
+        long = len(draft.raw) >= _PREFIX
+        key = (parent, draft.raw[:_PREFIX] if long else draft.raw)
+        index = self._long if long else self._short
+        bucket = index.get(key)
+        if bucket is None:
+            bucket = index[key] = []
+            if not long:
+                lengths = self._short_lengths.setdefault(parent, {})
+                lengths[len(draft.raw)] = lengths.get(len(draft.raw), 0) + 1
         for entry in bucket:
             if entry.raw == draft.raw and entry.context == draft.context:
                 return entry
@@ -259,36 +289,41 @@ class MessageCache:
         bucket.insert(0, entry)
         self._lru[entry.serial] = entry
         self._bytes += size
+        if len(bucket) > _SIBLINGS:  # the sibling matched least lately leaves the store
+            self._drop(bucket[-1])
         return entry
-
-    def _bucket(self, parent: int, raw: bytes) -> list[Entry]:
-        if len(raw) >= _PREFIX:
-            return self._long.setdefault((parent, raw[:_PREFIX]), [])
-        return self._short.setdefault(parent, [])
 
     def _evict(self) -> None:
         lru = self._lru
         while lru and (len(lru) > self.max_entries or self._bytes > self.max_bytes):
-            _serial, entry = lru.popitem(last=False)
-            self._bytes -= len(entry.raw) + len(entry.out) + _OVERHEAD
-            key: tuple[int, bytes] | int
-            if len(entry.raw) >= _PREFIX:
-                key = (entry.parent, entry.raw[:_PREFIX])
-                bucket = self._long.get(key, [])
-                bucket.remove(entry)
-                if not bucket:
-                    del self._long[key]
-            else:
-                bucket = self._short.get(entry.parent, [])
-                bucket.remove(entry)
-                if not bucket:
-                    del self._short[entry.parent]
+            self._drop(next(iter(lru.values())))
+
+    def _drop(self, entry: Entry) -> None:
+        """Take ``entry`` out of the LRU, the byte count and its index."""
+        del self._lru[entry.serial]
+        self._bytes -= len(entry.raw) + len(entry.out) + _OVERHEAD
+        long = len(entry.raw) >= _PREFIX
+        key = (entry.parent, entry.raw[:_PREFIX] if long else entry.raw)
+        index = self._long if long else self._short
+        bucket = index[key]
+        bucket.remove(entry)
+        if bucket:
+            return
+        del index[key]
+        if not long:
+            lengths = self._short_lengths[entry.parent]
+            lengths[len(entry.raw)] -= 1
+            if not lengths[len(entry.raw)]:
+                del lengths[len(entry.raw)]
+                if not lengths:
+                    del self._short_lengths[entry.parent]
 
     def _clear(self) -> None:
         self._sights.clear()
         self._lru.clear()
         self._long.clear()
         self._short.clear()
+        self._short_lengths.clear()
         self._bytes = 0
 
 
