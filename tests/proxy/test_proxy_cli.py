@@ -85,6 +85,10 @@ def test_serve_forwards_and_logs_one_line_per_request(upstream: FakeUpstream, wo
         (["--upstream", "http://x", "--rules", "no-such-profile"], "no-such-profile"),
         (["--upstream", "http://x", "--max-headers", "0"], "--max-headers must be at least 1"),
         (["--upstream", "http://x", "--body-timeout", "0"], "--body-timeout must be positive"),
+        (
+            ["--upstream", "http://x", "--upstream-keepalive", "-1"],
+            "--upstream-keepalive must be 0 (no reuse) or more",
+        ),
         (["--upstream", "http://x", "--host", "192.0.2.1"], "cannot listen on 192.0.2.1:8787"),
     ],
 )

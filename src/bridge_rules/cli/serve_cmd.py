@@ -41,6 +41,8 @@ def _check(options: dict[str, Any]) -> None:
             fail(f"--{name.replace('_', '-')} must be at least 1")
     if options["outbound_cache_mb"] < 0:
         fail("--outbound-cache-mb must be 0 (off) or more")
+    if options["upstream_keepalive"] < 0:
+        fail("--upstream-keepalive must be 0 (no reuse) or more")
     if options["max_sse_event_bytes"] < 1:
         fail("--max-sse-event-bytes must be at least 1")
     for name in ("timeout", "body_timeout"):
@@ -141,6 +143,15 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
             metavar="MB",
         ),
     ] = 64,
+    upstream_keepalive: Annotated[
+        float,
+        typer.Option(
+            help="Seconds an idle connection to the upstream is kept for reuse; keep it below "
+            "the upstream's own idle timeout (Node and uvicorn close after 5 s). 0: a new "
+            "connection per request.",
+            metavar="SECONDS",
+        ),
+    ] = 30.0,
     debug_log: Annotated[
         Optional[str],  # noqa: UP045 - typer needs Optional on 3.10
         typer.Option(help="Append a JSON line per request (credentials redacted) to this file."),
@@ -198,6 +209,7 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
         body_timeout=body_timeout,
         max_sse_event_bytes=max_sse_event_bytes,
         outbound_cache_mb=outbound_cache_mb,
+        upstream_keepalive=upstream_keepalive,
     )
     problem = bind_problem(host, port)
     if problem is not None:

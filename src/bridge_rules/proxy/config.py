@@ -19,6 +19,7 @@ DEFAULT_MAX_HEADER_BYTES = 64 * 1024
 DEFAULT_BODY_TIMEOUT = 60.0
 DEFAULT_MAX_SSE_EVENT = 16 * 1024 * 1024
 DEFAULT_OUTBOUND_CACHE_MB = 64
+DEFAULT_UPSTREAM_KEEPALIVE = 30.0
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,7 @@ class ProxyConfig:
     body_timeout: float = DEFAULT_BODY_TIMEOUT  # seconds to receive a request body: else 408
     max_sse_event_bytes: int = DEFAULT_MAX_SSE_EVENT  # one event of a rewritten stream
     outbound_cache_mb: int = DEFAULT_OUTBOUND_CACHE_MB  # rewritten messages kept; 0: off
+    upstream_keepalive: float = DEFAULT_UPSTREAM_KEEPALIVE  # idle pooled connection; 0: none
 
     @property
     def base(self) -> str:
