@@ -158,3 +158,15 @@ def test_served_access_lines_are_what_the_logging_handler_writes(
 def test_access_timestamps_read_as_datetime_writes_them(ts: float) -> None:
     made = datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="milliseconds")
     assert obs._Clock.iso(ts) == made
+
+
+def test_a_broken_log_stream_never_fails_the_request(
+    configured: io.StringIO, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    handler = obs._Sink.handler
+    assert handler is not None
+    monkeypatch.setattr(logging.getLogger(ACCESS_LOGGER), "handlers", [handler])
+    monkeypatch.setattr(logging, "raiseExceptions", False)  # as in production: no report
+    handler.setStream(io.StringIO())
+    handler.stream.close()  # writing raises ValueError, as a closed stderr does
+    _record().emit()  # must not raise

@@ -82,7 +82,9 @@ class _Sink:
     only handler and the logger has no filter, a line goes straight to its stream: the
     same bytes the handler would write, without building a ``LogRecord`` (which cost
     more than the rest of the line). Anything else (caplog, a handler or filter added
-    later, the proxy used as a library) goes through ``logging`` as usual."""
+    later, the proxy used as a library) goes through ``logging`` as usual, and so does a
+    line the stream refuses (a closed or broken stderr): ``logging`` reports that its own
+    way and the request never sees the error."""
 
     handler: logging.StreamHandler[IO[str]] | None = None
 
@@ -97,8 +99,11 @@ class _Sink:
         ):
             return False
         stream = handler.stream
-        stream.write(line + handler.terminator)
-        stream.flush()
+        try:
+            stream.write(line + handler.terminator)
+            stream.flush()
+        except Exception:  # logging's handleError takes it from here
+            return False
         return True
 
 
