@@ -61,10 +61,10 @@ CURRENT_REQUEST: ContextVar[RequestContext | None] = ContextVar(
 
 class _Clock:
     """``2026-11-25T15:56:03.500+00:00`` for a ``time.time()``; the text up to the second
-    is formatted once per second, not once per line."""
+    is formatted once per second, not once per line. The (second, text) pair is one
+    tuple, replaced whole, so threads never pair one second with another's text."""
 
-    second = -1
-    prefix = ""
+    last: tuple[int, str] = (-1, "")
 
     @classmethod
     def iso(cls, ts: float) -> str:
@@ -72,9 +72,10 @@ class _Clock:
         second, micros = int(whole), round(fraction * 1_000_000)
         if micros >= 1_000_000:
             second, micros = second + 1, micros - 1_000_000
-        if second != cls.second:
-            cls.second, cls.prefix = second, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
-        return f"{cls.prefix}.{micros // 1000:03d}+00:00"
+        last = cls.last
+        if last[0] != second:
+            last = cls.last = (second, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second)))
+        return f"{last[1]}.{micros // 1000:03d}+00:00"
 
 
 class _Sink:
