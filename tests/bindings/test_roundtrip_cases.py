@@ -136,9 +136,14 @@ def test_a_declared_loss_is_shown_by_explain() -> None:
     assert trip_["exact"] is False
     assert trip_["lawful"] is True
     assert [d["field"] for d in trip_["differences"]] == ["description"]
-    assert section["arguments"]["losses"][0]["fields"] == ["description"]
+    loss = section["arguments"]["losses"][0]
+    assert loss["fields"] == ["description"]
+    # Located like every operation: the file and line of its entry under `losses:`.
+    line = Path(loss["file"]).read_text(encoding="utf-8").splitlines()[loss["line"] - 1]
+    assert line.strip() == "- fields: [description]"
     text = ENG.explain("bash", args={"command": "x", "description": "d"}).render_text()
     assert "declared loss: description (wire)" in text
+    assert f"[{loss['file']}:{loss['line']}:{loss['col']}]" in text
     assert '~ description: sent "d", replayed (absent) (declared:' in text
 
 

@@ -35,6 +35,8 @@ class Adapter:
     history: tuple[Step, ...]
     history_mode: HistoryMode
     lossy: tuple[Lossy, ...]
+    loss_spans: tuple[Span, ...] = ()
+    """Where each of ``binding.losses`` is declared, in the same order."""
 
     @property
     def local(self) -> str:
@@ -124,5 +126,6 @@ def compile_binding(
         history=tuple(history),
         history_mode=mode,
         lossy=tuple(reversed(lossy)),
+        loss_spans=tuple(span_of(("losses", i)) for i in range(len(binding.losses))),
     )
     return adapter, diags

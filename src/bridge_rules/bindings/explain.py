@@ -25,8 +25,8 @@ def binding_section(
         b = adapter.binding
         lines.append(f"{b.local} <-> {b.wire} (schema {b.schema_}) [{adapter.span}]")
         lines.append(f"history: {adapter.history_mode}" + (" (lossy)" if adapter.lossy else ""))
-        for loss in b.losses:
-            lines.append(f"declared loss: {loss.describe()}")
+        for loss, at in zip(b.losses, adapter.loss_spans, strict=True):
+            lines.append(f"declared loss: {loss.describe()}  [{at}]")
     if traced:
         lines.append(f"arguments in: {_dump(args)}")
     work = dict(args) if isinstance(args, dict) else args
@@ -43,7 +43,12 @@ def binding_section(
     return {
         "binding": None if adapter is None else {"local": adapter.local, "wire": adapter.wire},
         "operations": [s.to_dict() for s in steps],
-        "losses": [] if adapter is None else [x.model_dump() for x in adapter.binding.losses],
+        "losses": []
+        if adapter is None
+        else [
+            {**loss.model_dump(), **at.to_dict()}
+            for loss, at in zip(adapter.binding.losses, adapter.loss_spans, strict=True)
+        ],
         "arguments": {"in": args, "after": after} if traced else None,
         "round_trip": trip,
         "text": "\n".join(lines),
