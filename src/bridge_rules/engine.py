@@ -185,8 +185,10 @@ class Engine:
 
         ``registered``: the request's local tool names (``OutboundResult.registered``);
         None means every local name the rules know. ``report`` (an
-        :class:`~bridge_rules.transform.unmapped.InboundReport`) receives the calls that map
-        to no registered tool when ``inbound.unmapped`` is ``warn`` or ``error``.
+        :class:`~bridge_rules.transform.unmapped.InboundReport`) receives the names mapped
+        back (``renamed``, wire -> local; ``renamed_calls``) and the calls that map to no
+        registered tool when ``inbound.unmapped`` is ``warn`` or ``error``; the stream
+        methods fill it the same way.
         """
         from bridge_rules.transform import rewrite_message
 

@@ -25,6 +25,7 @@ from bridge_rules.proxy.rewrite import BodyOutcome, BodyRewriter
 from bridge_rules.proxy.stream import EventTooLarge, StreamWatch, capped_events
 from bridge_rules.proxy.upstream import READ_ERRORS, Upstream, read_fault
 from bridge_rules.transform.unmapped import HEADER as UNMAPPED_HEADER
+from bridge_rules.transform.unmapped import InboundReport
 
 REWRITE_DROP = frozenset({b"content-length", b"content-encoding"})
 DEBUG_STREAM_CAP = 1 << 20  # bytes of a streamed body the debug log keeps (--log-prompts)
@@ -134,8 +135,12 @@ async def _stream(
 ) -> None:
     await ex.reply.start(response.status, filter_headers(response.raw_headers, REWRITE_DROP))
     capped = capped_events(response.content.iter_any(), upstream.config.max_sse_event_bytes)
-    chunks = rewriter.stream(capped, ex.registered)
-    await _send_stream(ex, chunks, upstream.config.timeout, True)
+    report = InboundReport()
+    chunks = rewriter.stream_report(capped, ex.registered, report)
+    try:
+        await _send_stream(ex, chunks, upstream.config.timeout, True)
+    finally:
+        ex.reply.record.noted(report)
 
 
 async def _message(
@@ -153,7 +158,9 @@ async def _message(
             message = None
         unmapped = ""
         if isinstance(message, dict):
-            rewritten, unmapped = rewriter.inbound_report(message, ex.registered)
+            rewritten, report = rewriter.inbound_report(message, ex.registered)
+            ex.reply.record.noted(report)
+            unmapped = report.header_value() or ""
             data = jsonio.dumps(rewritten)
             if ex.debug_log is not None:
                 ex.debug["response_body"] = ex.debug_log.body(rewritten)

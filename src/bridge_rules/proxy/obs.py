@@ -20,10 +20,13 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from bridge_rules import jsonio
 from bridge_rules.proxy.errors import UpstreamAborted
+
+if TYPE_CHECKING:
+    from bridge_rules.transform.unmapped import InboundReport
 
 ACCESS_LOGGER = "bridge_rules.proxy.access"
 access_logger = logging.getLogger(ACCESS_LOGGER)
@@ -127,6 +130,8 @@ class AccessRecord:
     stream: bool | None = None
     gate: bool | None = None
     renames: dict[str, str] = field(default_factory=dict)
+    inbound_renames: dict[str, str] | None = None  # set when the response was rewritten
+    inbound_renamed_calls: int = 0
     upstream_status: int | None = None
     upstream_ms: float | None = None  # request sent upstream -> its response headers in
     bytes_in: int = 0
@@ -152,6 +157,8 @@ class AccessRecord:
         if self.gate is not None:
             out["gate"] = self.gate
             out["renames"] = self.renames
+        if self.inbound_renames is not None:
+            out["inbound_renames"] = self.inbound_renames
         if self.upstream_status is not None:
             out["upstream_status"] = self.upstream_status
         if self.upstream_ms is not None:
@@ -159,6 +166,11 @@ class AccessRecord:
         if self.error is not None:
             out["error"] = self.error
         return out
+
+    def noted(self, report: InboundReport) -> None:
+        """What the response's inbound rewrite mapped back."""
+        self.inbound_renames = dict(report.renamed)
+        self.inbound_renamed_calls = report.renamed_calls
 
     def emit(self) -> None:
         if access_logger.isEnabledFor(logging.INFO):

@@ -9,7 +9,7 @@
 - gives every other request an id, taken from a sane incoming ``x-request-id`` or made
   fresh, returned as the ``x-request-id`` response header and written, with a timestamp, on
   the request's access-log line (through :data:`bridge_rules.proxy.obs.CURRENT_REQUEST`);
-- counts requests, errors by kind and renames, and times each request and the wait for its
+- counts requests, errors by kind and renames both ways, and times each request and the wait for its
   response to start (which is the upstream's latency plus the rewrite), from the finished
   access record, never from a body.
 
@@ -66,6 +66,11 @@ class Metrics:
             "Tool names renamed on the way out (tools[], history and tool_choice).",
             registry=self.registry,
         )
+        self.inbound_renames = Counter(
+            "bridge_rules_inbound_renames",
+            "Tool calls in responses whose name was mapped back to the agent's (JSON and SSE).",
+            registry=self.registry,
+        )
         self.gate_closed = Counter(
             "bridge_rules_gate_closed",
             "Rewritable requests passed through untouched because the gate was closed.",
@@ -112,6 +117,8 @@ class Metrics:
             self.gate_closed.inc()
         if record.renames:
             self.renames.inc(len(record.renames))
+        if record.inbound_renamed_calls:
+            self.inbound_renames.inc(record.inbound_renamed_calls)
 
 
 UNMAPPED_MODULE = "bridge_rules.transform.unmapped"

@@ -71,8 +71,17 @@ class BodyRewriter(Rewriter, Protocol):
         when it is not valid JSON."""
         ...
 
-    def inbound_report(self, message: dict[str, Any], registered: list[str]) -> tuple[Any, str]:
-        """The rewritten message and the ``x-bridge-rules-unmapped`` value ("" for none)."""
+    def inbound_report(
+        self, message: dict[str, Any], registered: list[str]
+    ) -> tuple[Any, InboundReport]:
+        """The rewritten message, and what the rewrite found (names mapped back, unmapped
+        calls for the ``x-bridge-rules-unmapped`` header)."""
+        ...
+
+    def stream_report(
+        self, chunks: AsyncIterator[bytes], registered: list[str], report: InboundReport
+    ) -> AsyncIterator[bytes]:
+        """:meth:`stream`, filling ``report`` as it goes."""
         ...
 
 
@@ -110,8 +119,15 @@ class _ParsedPath:
         rejected = getattr(result, "rejected", None)  # test doubles need not say
         return _Parsed(out, fields, result.renames, result.gate_open, result.registered, rejected)
 
-    def inbound_report(self, message: dict[str, Any], registered: list[str]) -> tuple[Any, str]:
-        return self.inbound(message, registered), ""
+    def inbound_report(
+        self, message: dict[str, Any], registered: list[str]
+    ) -> tuple[Any, InboundReport]:
+        return self.inbound(message, registered), InboundReport()
+
+    def stream_report(
+        self, chunks: AsyncIterator[bytes], registered: list[str], report: InboundReport
+    ) -> AsyncIterator[bytes]:
+        return self.stream(chunks, registered)
 
 
 def body_rewriter(rewriter: Rewriter) -> BodyRewriter:
@@ -138,13 +154,20 @@ class RuntimeRewriter:
     def inbound(self, message: dict[str, Any], registered: list[str]) -> Any:
         return rewrite_message(self.runtime, message, registered, self.memory)
 
-    def inbound_report(self, message: dict[str, Any], registered: list[str]) -> tuple[Any, str]:
+    def inbound_report(
+        self, message: dict[str, Any], registered: list[str]
+    ) -> tuple[Any, InboundReport]:
         report = InboundReport()
         out = rewrite_message(self.runtime, message, registered, self.memory, report)
-        return out, report.header_value() or ""
+        return out, report
 
     def stream(self, chunks: AsyncIterator[bytes], registered: list[str]) -> AsyncIterator[bytes]:
         return rewrite_stream_async(self.runtime, chunks, registered, self.memory)
+
+    def stream_report(
+        self, chunks: AsyncIterator[bytes], registered: list[str], report: InboundReport
+    ) -> AsyncIterator[bytes]:
+        return rewrite_stream_async(self.runtime, chunks, registered, self.memory, report)
 
     def outbound_body(self, body: bytes) -> BodyOutcome:
         # The caller pauses the collector around the whole synchronous stretch.

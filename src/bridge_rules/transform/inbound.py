@@ -42,6 +42,15 @@ def rewrite_block(
     return {**block, "name": call.name, "input": call.arguments}
 
 
+def _note_rename(report: InboundReport, block: dict[str, Any], new_block: Any) -> None:
+    """A ``tool_use`` block whose name was mapped back."""
+    if block.get("type") != "tool_use" or not isinstance(new_block, dict):
+        return
+    name, local = block.get("name"), new_block.get("name")
+    if isinstance(name, str) and isinstance(local, str) and local != name:
+        report.rename(name, local)
+
+
 def rewrite_message(
     rt: Runtime,
     message: Any,
@@ -52,7 +61,8 @@ def rewrite_message(
     """A new message with tool calls in local shape; unknown tools and shapes untouched.
 
     ``memory``: where calls whose repair stripped a pipeline are remembered, for their result;
-    ``report``: receives the calls ``inbound.unmapped`` found (``warn`` and ``error``).
+    ``report``: receives the names mapped back, and the calls ``inbound.unmapped`` found
+    (``warn`` and ``error``).
     """
     if not isinstance(message, dict):
         return message
@@ -68,6 +78,8 @@ def rewrite_message(
             if new_content is None:
                 new_content = list(content)
             new_content[i] = new_block
+            if report is not None:
+                _note_rename(report, block, new_block)
     if new_content is not None:
         out["content"] = new_content
     if rt.plan.recover_tool_calls:

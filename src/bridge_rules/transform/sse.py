@@ -33,6 +33,7 @@ from bridge_rules.runtime import Runtime
 from bridge_rules.transform.inbound import freeze
 from bridge_rules.transform.references import references_in
 from bridge_rules.transform.results import CallMemory
+from bridge_rules.transform.unmapped import InboundReport
 
 # Two line ends in a row end an event; a CR is a line end on its own only when no LF follows.
 _BOUNDARY = re.compile(rb"(?:\r\n|\n|\r(?!\n))(?:\r\n|\n|\r(?!\n))")
@@ -109,10 +110,12 @@ class StreamRewriter:
         rt: Runtime,
         registered: Iterable[str] | None = None,
         memory: CallMemory | None = None,
+        report: InboundReport | None = None,
     ) -> None:
         self.rt = rt
         self.registered = freeze(registered)
         self.memory = memory  # calls whose repair stripped a pipeline, for their results
+        self.report = report  # receives the names mapped back
         self._buf = bytearray()
         self._scan = 0
         self._held: dict[int, _Held] = {}
@@ -231,6 +234,8 @@ class StreamRewriter:
                 new_block = {**block, "name": local}
         if new_block is block:
             return event.raw
+        if self.report is not None and new_block["name"] != name:
+            self.report.rename(name, new_block["name"])
         return _rebuild(event, {**data, "content_block": new_block})
 
     def _stop(self, event: _Event, index: int, held: _Held) -> bytes:

@@ -358,7 +358,7 @@ class TwoPassRewriter:
         memory: CallMemory | None = None,
         report: InboundReport | None = None,
     ) -> None:
-        self.inner = StreamRewriter(rt, registered, memory)
+        self.inner = StreamRewriter(rt, registered, memory, report)
         self.recovery = SecondPass(rt, self.inner.registered, memory, report)
 
     def feed(self, chunk: bytes) -> bytes:
@@ -388,7 +388,7 @@ def open_rewriter(
     ``inbound.unmapped`` policy."""
     if rt.plan.recover_tool_calls or rt.rules.unmapped != "pass":
         return TwoPassRewriter(rt, registered, memory, report)
-    return StreamRewriter(rt, registered, memory)
+    return StreamRewriter(rt, registered, memory, report)
 
 
 def rewrite_stream(

@@ -47,6 +47,14 @@ class InboundReport:
     """Filled while one response is rewritten; the caller reads it afterwards."""
 
     unmapped: list[Unmapped] = field(default_factory=list)
+    renamed: dict[str, str] = field(default_factory=dict)
+    """Names mapped back (wire -> local), first seen first."""
+    renamed_calls: int = 0
+    """Tool calls whose name was mapped back."""
+
+    def rename(self, wire: str, local: str) -> None:
+        self.renamed.setdefault(wire, local)
+        self.renamed_calls += 1
 
     def header_value(self) -> str | None:
         """``x-bridge-rules-unmapped``: the names, comma-separated and header-safe; None if none."""
