@@ -6,7 +6,7 @@ import gc
 import threading
 
 from bridge_rules.gcpause import (
-    SERVING_GEN0,
+    SERVING_THRESHOLDS,
     freeze_loaded,
     pause_enabled,
     paused,
@@ -83,11 +83,11 @@ def test_serving_raises_the_young_threshold_unless_switched_off() -> None:
         tune_for_serving({"BRIDGE_RULES_GC_PAUSE": "0"})  # the switch leaves thresholds alone
         assert gc.get_threshold() == (700, 10, 10)
         tune_for_serving({})
-        assert gc.get_threshold() == (SERVING_GEN0, 10, 10)
+        assert gc.get_threshold() == SERVING_THRESHOLDS == (10_000, 1, 7)
         assert gc.get_freeze_count() > 0
-        gc.set_threshold(50_000, 10, 10)  # a program's own higher threshold is kept
+        gc.set_threshold(50_000, 5, 5)  # a program's own higher threshold is kept
         tune_for_serving({})
-        assert gc.get_threshold() == (50_000, 10, 10)
+        assert gc.get_threshold() == (50_000, 5, 5)
         gc.set_threshold(0)  # and so is collection turned off
         tune_for_serving({})
         assert gc.get_threshold()[0] == 0
