@@ -10,6 +10,7 @@ carries over from one call to the next.
 from __future__ import annotations
 
 import ssl
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -39,3 +40,14 @@ def post(url: str, **kwargs: Any) -> httpx.Response:
 def stream(method: str, url: str, **kwargs: Any) -> Iterator[httpx.Response]:
     with httpx.stream(method, url, verify=_TLS, **kwargs) as response:
         yield response
+
+
+def scrape(base: str, until: str, seconds: float = 5.0) -> str:
+    """``GET base/metrics`` until the text holds ``until`` (metrics are counted as the access
+    line is written, just after the response has gone), or ``seconds`` pass; the last text."""
+    deadline = time.monotonic() + seconds
+    while True:
+        text = get(base + "/metrics").text
+        if until in text or time.monotonic() > deadline:
+            return text
+        time.sleep(0.01)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -117,3 +118,38 @@ def test_a_bad_option_is_reported_before_the_rules_or_the_server_stack_load() ->
     )
     assert done.stdout.splitlines()[0] == "2 []", done.stdout + done.stderr
     assert "--workers must be at least 1" in done.stderr
+
+
+def test_metrics_from_any_worker_count_every_worker(upstream: FakeUpstream, tmp_path: Path) -> None:
+    """With --workers 2 a scrape reaches one worker; it must still report every request."""
+    port = free_port()
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+    proc = subprocess.Popen(
+        [str(BIN), "serve", "--upstream", upstream.url, "--port", str(port), "--workers", "2"],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    url = f"http://127.0.0.1:{port}"
+    sent = 40
+    try:
+        wait_healthy(url, proc)
+        (shared,) = tmp_path.glob("bridge-rules-metrics-*")
+        count = {"model": "claude-sonnet-4-5", "messages": [{"role": "user", "content": "hi"}]}
+        for _ in range(sent):  # a new connection each: the workers take turns accepting
+            answer = loopback.post(url + "/v1/messages/count_tokens", json=count)
+            assert answer.status_code == 200
+        route = 'route="/v1/messages/count_tokens",status="2xx"'  # only these requests
+        line = f"bridge_rules_requests_total{{{route}}} {sent:.1f}"
+        deadline = time.monotonic() + 10  # counted just after each response has gone
+        while line not in loopback.get(url + "/metrics").text:
+            assert time.monotonic() < deadline, "no scrape showed every request"
+            time.sleep(0.05)
+        scrapes = [loopback.get(url + "/metrics").text for _ in range(8)]
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
+    assert all(line in text for text in scrapes)
+    assert "Traceback" not in err
+    assert not shared.exists()  # the workers' metric files go with them

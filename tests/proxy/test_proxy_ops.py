@@ -8,9 +8,7 @@ import json
 import logging
 import re
 import socket
-import sys
 import time
-import types
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,7 +22,8 @@ from tests.proxy import loopback
 from bridge_rules.cli.app import main
 from bridge_rules.proxy import ProxyConfig, create_app
 from bridge_rules.proxy.obs import ACCESS_LOGGER
-from bridge_rules.proxy.ops import UNMAPPED_MODULE, Metrics, with_ops
+from bridge_rules.proxy.ops import with_ops
+from bridge_rules.ruleset import load_runtime
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "proxy.md"
 OPS_PATHS = ("/healthz", "/readyz", "/metrics")
@@ -43,14 +42,6 @@ def busy_port() -> Iterator[int]:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         yield busy.getsockname()[1]
-
-
-def _fake_unmapped(monkeypatch: pytest.MonkeyPatch, total: int | None) -> None:
-    """Stand in for the transform layer's process-wide unmapped-call counter."""
-    module = types.ModuleType(UNMAPPED_MODULE)
-    if total is not None:
-        module.UNMAPPED = types.SimpleNamespace(total=total)  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, UNMAPPED_MODULE, module)
 
 
 def test_get_and_head_on_the_ops_paths_never_reach_the_upstream(
@@ -123,27 +114,31 @@ def test_a_missing_config_file(capsys: pytest.CaptureFixture[str], tmp_path: Pat
     assert "nope.yaml: no such file" in capsys.readouterr().err
 
 
-def test_unmapped_inbound_calls_are_read_from_the_transform_layer(
-    monkeypatch: pytest.MonkeyPatch,
+def test_unmapped_inbound_calls_are_counted_from_each_response(
+    upstream: FakeUpstream, tmp_path: Path
 ) -> None:
-    from prometheus_client.exposition import generate_latest
+    rules = tmp_path / "warn.yaml"
+    rules.write_text(
+        "bridge-rules: 1\nextends: default\ninbound:\n  unmapped: warn\n", encoding="utf-8"
+    )
+    upstream.script.tool_calls = [
+        {"name": "NoSuchTool", "input": {}},
+        {"name": "Read", "input": {}},
+    ]
+    app = create_app(ProxyConfig(upstream=upstream.url), load_runtime([str(rules)]))
+    request = {"model": "claude-sonnet-4-5", "max_tokens": 9, "messages": [],
+               "tools": [{"name": "read", "input_schema": {"type": "object"}}]}  # fmt: skip
+    with running_app(with_ops(app, upstream.url)) as url:
+        answer = loopback.post(url + "/v1/messages", json=request)
+        text = loopback.scrape(url, "bridge_rules_unmapped_inbound_total 1.0")
+    assert answer.headers["x-bridge-rules-unmapped"] == "NoSuchTool"
+    assert "bridge_rules_unmapped_inbound_total 1.0" in text
+    assert "bridge_rules_inbound_renames_total 1.0" in text
 
-    _fake_unmapped(monkeypatch, 3)
-    text = generate_latest(Metrics().registry).decode()
-    assert "bridge_rules_unmapped_inbound_total 3.0" in text
-    _fake_unmapped(monkeypatch, None)  # a transform layer without the counter: left out
-    assert "unmapped" not in generate_latest(Metrics().registry).decode()
 
-
-def test_every_metric_the_docs_name_is_exposed(proxy: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    _fake_unmapped(monkeypatch, 0)
+def test_every_metric_the_docs_name_is_exposed(proxy: str) -> None:
     loopback.post(proxy + "/v1/messages", json={"model": "m", "max_tokens": 1, "messages": []})
-    deadline = time.monotonic() + 5
-    while True:
-        text = loopback.get(proxy + "/metrics").text
-        if "bridge_rules_requests_total{" in text or time.monotonic() > deadline:
-            break
-        time.sleep(0.01)
+    text = loopback.scrape(proxy, "bridge_rules_requests_total{")
     exposed = set(re.findall(r"^# TYPE (\w+) ", text, re.MULTILINE))
     documented = set(re.findall(r"`(bridge_rules_\w+?)(?:\{|`)", DOCS.read_text("utf-8")))
     assert documented

@@ -132,6 +132,7 @@ class AccessRecord:
     renames: dict[str, str] = field(default_factory=dict)
     inbound_renames: dict[str, str] | None = None  # set when the response was rewritten
     inbound_renamed_calls: int = 0
+    inbound_unmapped_calls: int = 0
     upstream_status: int | None = None
     upstream_ms: float | None = None  # request sent upstream -> its response headers in
     bytes_in: int = 0
@@ -171,6 +172,7 @@ class AccessRecord:
         """What the response's inbound rewrite mapped back."""
         self.inbound_renames = dict(report.renamed)
         self.inbound_renamed_calls = report.renamed_calls
+        self.inbound_unmapped_calls = len(report.unmapped)
 
     def emit(self) -> None:
         if access_logger.isEnabledFor(logging.INFO):

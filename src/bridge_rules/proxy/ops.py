@@ -14,25 +14,24 @@
   access record, never from a body.
 
 Metric labels are bounded sets (status class, error kind, route); tool names and models are
-client-controlled and never become labels. Metrics are per process: with ``--workers N`` each
-worker counts its own requests (see docs/proxy.md).
+client-controlled and never become labels. With ``--workers N``, ``serve`` gives the workers
+one ``PROMETHEUS_MULTIPROC_DIR`` (prometheus-client's multiprocess mode), so a scrape of any
+worker reports every worker's requests, summed.
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib
+import os
 import re
 import secrets
 import time
-from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram
 from prometheus_client.exposition import generate_latest
-from prometheus_client.metrics_core import CounterMetricFamily, Metric
-from prometheus_client.registry import Collector
+from prometheus_client.multiprocess import MultiProcessCollector
 
 from bridge_rules.proxy.obs import CURRENT_REQUEST, AccessRecord, RequestContext
 
@@ -41,6 +40,8 @@ READY_CACHE_SECONDS = 5.0
 CONNECT_TIMEOUT = 2.0
 _SANE_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 _JSON = [(b"content-type", b"application/json")]
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+"""Where prometheus-client's workers keep their values; ``serve --workers N`` sets it."""
 
 
 # ------------------------------------------------------------------ metrics
@@ -89,7 +90,12 @@ class Metrics:
             registry=self.registry,
         )
 
-        self.registry.register(UnmappedCollector())
+        self.unmapped = Counter(
+            "bridge_rules_unmapped_inbound",
+            "Tool calls in responses whose name maps to no registered tool (counted under "
+            "inbound.unmapped: warn or error).",
+            registry=self.registry,
+        )
         # Labelled children by label values, made on first use (``labels()`` per request
         # costs more than the update itself). The label sets are small and bounded.
         self._requests: dict[tuple[str, int], Counter] = {}
@@ -119,40 +125,17 @@ class Metrics:
             self.renames.inc(len(record.renames))
         if record.inbound_renamed_calls:
             self.inbound_renames.inc(record.inbound_renamed_calls)
+        if record.inbound_unmapped_calls:
+            self.unmapped.inc(record.inbound_unmapped_calls)
 
-
-UNMAPPED_MODULE = "bridge_rules.transform.unmapped"
-
-
-class UnmappedCollector(Collector):
-    """``bridge_rules_unmapped_inbound_total``: calls whose name nothing maps back.
-
-    The inbound rewrite counts them itself, process-wide (``UNMAPPED`` in
-    ``transform/unmapped.py``, with the ``inbound.unmapped: warn|error`` policy), because a
-    streamed response is rewritten far from the request that sent it. This reads that
-    count at scrape time; where the transform layer has no such counter the metric is
-    left out rather than shown as a 0 nobody counts. Names are not labels: they come from
-    the upstream, so the set is unbounded (the warning in the log names them).
-    """
-
-    def collect(self) -> Iterator[Metric]:
-        counter = _unmapped_counter()
-        total = getattr(counter, "total", None)
-        if isinstance(total, int):
-            yield CounterMetricFamily(
-                "bridge_rules_unmapped_inbound",
-                "Tool calls in responses whose name maps to no registered tool "
-                "(counted under inbound.unmapped: warn or error).",
-                value=total,
-            )
-
-
-def _unmapped_counter() -> object | None:
-    try:  # the transform layer's counter, where this version of it has one
-        module = importlib.import_module(UNMAPPED_MODULE)
-    except ImportError:
-        return None
-    return getattr(module, "UNMAPPED", None)
+    def exposition(self) -> bytes:
+        """The text ``/metrics`` answers: this process's metrics, or, when ``serve`` runs
+        several workers (``PROMETHEUS_MULTIPROC_DIR`` set), every worker's, summed."""
+        if os.environ.get(MULTIPROC_ENV):
+            registry = CollectorRegistry()
+            MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+            return generate_latest(registry)
+        return generate_latest(self.registry)
 
 
 def _route(path: str) -> str:
@@ -182,7 +165,7 @@ class OpsApp:
             await self._readyz(send, head=method == "HEAD")
             return
         if method in ("GET", "HEAD") and path == "/metrics":
-            body = generate_latest(self.metrics.registry)
+            body = self.metrics.exposition()
             headers = [(b"content-type", CONTENT_TYPE_LATEST.encode())]
             await _reply(send, 200, headers, body, head=method == "HEAD")
             return

@@ -1,13 +1,19 @@
 """Running the app under uvicorn, in one process or several (``--workers``).
 
 The proxy keeps no state between requests, so workers (and replicas on other
-hosts) need nothing shared: each one rebuilds the app from the same config,
-passed to the worker processes through the environment.
+hosts) need nothing shared to answer: each one rebuilds the app from the same
+config, passed to the worker processes through the environment. Only the metric
+values are shared, through one directory (prometheus-client's multiprocess mode),
+so that ``/metrics`` on any worker reports them all.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import uvicorn
@@ -15,6 +21,7 @@ import uvicorn
 from bridge_rules.gcpause import tune_for_serving
 from bridge_rules.proxy.config import ENV_VAR, ProxyConfig
 from bridge_rules.proxy.obs import configure_logging
+from bridge_rules.proxy.ops import MULTIPROC_ENV
 
 UVICORN_OPTIONS: dict[str, Any] = {
     "access_log": False,  # ours is structured and says more
@@ -35,11 +42,29 @@ def serve(config: ProxyConfig, app: Any, host: str, port: int, workers: int) -> 
         uvicorn.Server(uvicorn.Config(app, host=host, port=port, **UVICORN_OPTIONS)).run()
         return
     os.environ[ENV_VAR] = config.to_env()
-    uvicorn.run(
-        "bridge_rules.proxy.app:app_from_env",
-        factory=True,
-        workers=workers,
-        host=host,
-        port=port,
-        **UVICORN_OPTIONS,
-    )
+    with _shared_metrics():
+        uvicorn.run(
+            "bridge_rules.proxy.app:app_from_env",
+            factory=True,
+            workers=workers,
+            host=host,
+            port=port,
+            **UVICORN_OPTIONS,
+        )
+
+
+@contextmanager
+def _shared_metrics() -> Iterator[None]:
+    """One directory for every worker's metric values (prometheus-client's multiprocess
+    mode), made before the workers start and removed when they are gone; one the operator
+    set in ``PROMETHEUS_MULTIPROC_DIR`` is used as it is, and kept."""
+    if os.environ.get(MULTIPROC_ENV):
+        yield
+        return
+    path = tempfile.mkdtemp(prefix="bridge-rules-metrics-")
+    os.environ[MULTIPROC_ENV] = path
+    try:
+        yield
+    finally:
+        del os.environ[MULTIPROC_ENV]
+        shutil.rmtree(path, ignore_errors=True)
