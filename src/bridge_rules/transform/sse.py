@@ -40,7 +40,7 @@ _BOUNDARY = re.compile(rb"(?:\r\n|\n|\r(?!\n))(?:\r\n|\n|\r(?!\n))")
 _EOL = re.compile(rb"\r\n|\n|\r")
 _WATCHED = (b"content_block_start", b"content_block_delta", b"content_block_stop", b"error")
 _KINDS = frozenset(w.decode() for w in _WATCHED)
-_TEXTY = b"event: content_block_delta"
+_START = b"content_block_start"
 _MESSAGE_END = (b"message_delta", b"message_stop")
 
 
@@ -153,8 +153,8 @@ class StreamRewriter:
 
     # ---------------------------------------------------------- events
     def _event(self, raw: bytes) -> bytes:
-        if not self._held and raw.startswith(_TEXTY):
-            return raw
+        if not self._held and _START not in raw:
+            return raw  # with nothing held, only a block's start can change anything
         if self._held and any(w in raw for w in _MESSAGE_END):
             flushed = self._flush_at_message_end(raw)
             if flushed is not None:
