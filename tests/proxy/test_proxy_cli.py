@@ -102,6 +102,21 @@ def test_serve_usage_errors_exit_2(args: list[str], message: str) -> None:
     assert "Traceback" not in done.stderr
 
 
+def test_a_metrics_directory_that_does_not_exist_is_a_usage_error(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-dir"
+    done = subprocess.run(
+        [str(BIN), "serve", "--upstream", "http://127.0.0.1:9", "--port", str(free_port())],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+        env={**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(missing)},
+    )
+    assert done.returncode == 2
+    assert f"PROMETHEUS_MULTIPROC_DIR={missing} is not a directory" in done.stderr
+    assert "internal error" not in done.stderr
+
+
 HEAVY = ("bridge_rules.model", "pydantic", "uvicorn", "aiohttp")
 
 

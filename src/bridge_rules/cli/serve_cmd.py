@@ -8,6 +8,7 @@ the file.
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
@@ -196,6 +197,12 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
     _check(locals())
     if log_prompts and not debug_log:
         fail("--log-prompts only applies with --debug-log FILE")
+    shared = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if shared and not os.path.isdir(shared):  # prometheus-client would fail on first use
+        fail(
+            f"PROMETHEUS_MULTIPROC_DIR={shared} is not a directory; create it, or unset it "
+            "(with --workers N, serve then makes a temporary one)"
+        )
     runtime = _load_runtime(rules)  # validates the rules once, before any worker starts
     config = ProxyConfig(
         upstream=upstream,
