@@ -265,13 +265,11 @@ class MessageCache:
         size = len(draft.raw) + len(draft.out) + _OVERHEAD
         if size > self.max_bytes:
             return None
-        long = len(draft.raw) >= _PREFIX
-        key = (parent, draft.raw[:_PREFIX] if long else draft.raw)
-        index = self._long if long else self._short
+        index, key = self._slot(parent, draft.raw)
         bucket = index.get(key)
         if bucket is None:
             bucket = index[key] = []
-            if not long:
+            if index is self._short:
                 lengths = self._short_lengths.setdefault(parent, {})
                 lengths[len(draft.raw)] = lengths.get(len(draft.raw), 0) + 1
         for entry in bucket:
@@ -293,6 +291,14 @@ class MessageCache:
             self._drop(bucket[-1])
         return entry
 
+    def _slot(
+        self, parent: int, raw: bytes
+    ) -> tuple[dict[tuple[int, bytes], list[Entry]], tuple[int, bytes]]:
+        """The index a run of these bytes belongs in under ``parent``, and its key there."""
+        if len(raw) >= _PREFIX:
+            return self._long, (parent, raw[:_PREFIX])
+        return self._short, (parent, raw)
+
     def _evict(self) -> None:
         lru = self._lru
         while lru and (len(lru) > self.max_entries or self._bytes > self.max_bytes):
@@ -302,15 +308,13 @@ class MessageCache:
         """Take ``entry`` out of the LRU, the byte count and its index."""
         del self._lru[entry.serial]
         self._bytes -= len(entry.raw) + len(entry.out) + _OVERHEAD
-        long = len(entry.raw) >= _PREFIX
-        key = (entry.parent, entry.raw[:_PREFIX] if long else entry.raw)
-        index = self._long if long else self._short
+        index, key = self._slot(entry.parent, entry.raw)
         bucket = index[key]
         bucket.remove(entry)
         if bucket:
             return
         del index[key]
-        if not long:
+        if index is self._short:
             lengths = self._short_lengths[entry.parent]
             lengths[len(entry.raw)] -= 1
             if not lengths[len(entry.raw)]:

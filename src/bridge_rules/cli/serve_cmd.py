@@ -184,7 +184,12 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
     """
     from urllib.parse import urlsplit
 
-    from bridge_rules.proxy.config import ProxyConfig, bind_problem, normalise_upstream
+    from bridge_rules.proxy.config import (
+        MULTIPROC_ENV,
+        ProxyConfig,
+        bind_problem,
+        normalise_upstream,
+    )
 
     parts = urlsplit(upstream)
     if parts.scheme not in ("http", "https") or not parts.netloc:
@@ -197,10 +202,10 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
     _check(locals())
     if log_prompts and not debug_log:
         fail("--log-prompts only applies with --debug-log FILE")
-    shared = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    shared = os.environ.get(MULTIPROC_ENV)
     if shared and not os.path.isdir(shared):  # prometheus-client would fail on first use
         fail(
-            f"PROMETHEUS_MULTIPROC_DIR={shared} is not a directory; create it, or unset it "
+            f"{MULTIPROC_ENV}={shared} is not a directory; create it, or unset it "
             "(with --workers N, serve then makes a temporary one)"
         )
     runtime = _load_runtime(rules)  # validates the rules once, before any worker starts

@@ -13,6 +13,8 @@ from dataclasses import asdict, dataclass, field
 from urllib.parse import urlsplit, urlunsplit
 
 ENV_VAR = "BRIDGE_RULES_SERVE_CONFIG"
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+"""Where prometheus-client's workers keep their metric values; ``serve --workers N`` sets it."""
 DEFAULT_MAX_BODY = 32 * 1024 * 1024  # the Messages API's own request limit is 32 MB
 DEFAULT_MAX_HEADERS = 100
 DEFAULT_MAX_HEADER_BYTES = 64 * 1024

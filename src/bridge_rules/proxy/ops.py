@@ -33,6 +33,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, H
 from prometheus_client.exposition import generate_latest
 from prometheus_client.multiprocess import MultiProcessCollector
 
+from bridge_rules.proxy.config import MULTIPROC_ENV
 from bridge_rules.proxy.obs import CURRENT_REQUEST, AccessRecord, RequestContext
 
 Message = dict[str, Any]
@@ -40,8 +41,6 @@ READY_CACHE_SECONDS = 5.0
 CONNECT_TIMEOUT = 2.0
 _SANE_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 _JSON = [(b"content-type", b"application/json")]
-MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
-"""Where prometheus-client's workers keep their values; ``serve --workers N`` sets it."""
 
 
 # ------------------------------------------------------------------ metrics

@@ -19,9 +19,8 @@ from typing import Any
 import uvicorn
 
 from bridge_rules.gcpause import tune_for_serving
-from bridge_rules.proxy.config import ENV_VAR, ProxyConfig
+from bridge_rules.proxy.config import ENV_VAR, MULTIPROC_ENV, ProxyConfig
 from bridge_rules.proxy.obs import configure_logging
-from bridge_rules.proxy.ops import MULTIPROC_ENV
 
 UVICORN_OPTIONS: dict[str, Any] = {
     "access_log": False,  # ours is structured and says more
