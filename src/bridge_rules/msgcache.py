@@ -28,6 +28,11 @@ touches its entries last-to-first, so when one conversation outgrows the store
 its tail goes first and its prefix, the part the next request can reuse, stays.
 The store knows nothing about rules: it lives on one compiled
 :class:`~bridge_rules.runtime.Runtime`, so new rules come with an empty store.
+
+Beside the messages, :class:`ToolsMemo` keeps the last few distinct ``tools``
+arrays requests sent, with what they decided: an agent sends the same tools on
+every turn, and rewriting and checking a thousand of them costs more than
+parsing the whole request.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 ENV = "BRIDGE_RULES_OUTBOUND_CACHE"
 """``0``/``off`` turns the cache off; a positive integer sets its size in megabytes."""
@@ -60,6 +66,10 @@ _KEEP = 4
 """Entries at the end of a consolidated chain that stay apart (the next request may change them)."""
 _SIGHTS = 4096
 """How many conversation openings to remember before storing any (see ``seen_before``)."""
+TOOLS_ENTRIES = 8
+"""Distinct ``tools`` arrays remembered (agents send one per session)."""
+TOOLS_BYTES = 4 * 1024 * 1024
+"""Their bytes as sent, all together; the parsed values they keep alive are a few times that."""
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -94,6 +104,58 @@ class Draft:
     count: int = 1
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class ToolsEntry:
+    """A ``tools`` array as sent (``raw``, from ``[`` to ``]``), parsed, and what it decided."""
+
+    raw: bytes
+    value: Any
+    """``raw`` parsed; shared with every request that sends it, so read-only."""
+    outcome: Any
+    """What the rewrite made of it (``transform.outbound.ToolsOutcome``)."""
+    context: Hashable
+    """The JSON codec that parsed ``raw``: an entry serves only the same codec."""
+
+
+class ToolsMemo:
+    """The last few distinct ``tools`` arrays, most recently used first; thread-safe."""
+
+    def __init__(self, max_entries: int = TOOLS_ENTRIES, max_bytes: int = TOOLS_BYTES) -> None:
+        self._lock = threading.Lock()
+        self._entries: list[ToolsEntry] = []
+        self.max_entries = max_entries
+        self.max_bytes = max_bytes
+
+    def find(self, body: bytes, pos: int, context: Hashable) -> ToolsEntry | None:
+        """The entry whose bytes stand at ``pos`` (one JSON array: it ends where its bytes
+        end), for ``context``."""
+        with self._lock:
+            entries = self._entries
+            for i, entry in enumerate(entries):
+                if body.startswith(entry.raw, pos) and entry.context == context:
+                    if i:
+                        entries.insert(0, entries.pop(i))
+                    return entry
+        return None
+
+    def add(self, entry: ToolsEntry) -> None:
+        if len(entry.raw) > self.max_bytes:
+            return
+        with self._lock:
+            entries = self._entries
+            entries.insert(0, entry)
+            size = sum(len(e.raw) for e in entries)
+            while len(entries) > self.max_entries or size > self.max_bytes:
+                size -= len(entries.pop().raw)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
 def settings_from_env(env: Mapping[str, str] | None = None) -> tuple[bool, int]:
     """(enabled, max_bytes) from ``BRIDGE_RULES_OUTBOUND_CACHE``; bad values mean the default."""
     value = (os.environ if env is None else env).get(ENV, "").strip().lower()
@@ -126,6 +188,7 @@ class MessageCache:
         self._short_lengths: dict[int, dict[int, int]] = {}
         self._bytes = 0
         self._sights: OrderedDict[bytes, None] = OrderedDict()
+        self.tools = ToolsMemo()
         self.enabled = enabled
         self.max_entries = max_entries
         self.max_bytes = max_bytes
@@ -323,6 +386,7 @@ class MessageCache:
                     del self._short_lengths[entry.parent]
 
     def _clear(self) -> None:
+        self.tools.clear()
         self._sights.clear()
         self._lru.clear()
         self._long.clear()
@@ -353,8 +417,12 @@ __all__ = [
     "DEFAULT_MAX_ENTRIES",
     "DEFAULT_MIN_BODY",
     "ENV",
+    "TOOLS_BYTES",
+    "TOOLS_ENTRIES",
     "Draft",
     "Entry",
     "MessageCache",
+    "ToolsEntry",
+    "ToolsMemo",
     "settings_from_env",
 ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,7 @@ def same_as_plain(engine: Engine, body: bytes, env: dict[str, str] | None = None
     assert cached.registered == plain.registered
     assert cached.dropped == plain.dropped
     assert (cached.gate_open, cached.gate_reason) == (plain.gate_open, plain.gate_reason)
+    assert cached.rejected == plain.rejected
     if isinstance(payload, dict):
         assert cached.fields == {k: v for k, v in payload.items() if k != "messages"}
     return cached
@@ -349,12 +351,17 @@ def test_threads_share_one_cache() -> None:
             if engine.outbound_bytes(body, env={}).body != expected[body]:
                 failures.append(body)
 
-    threads = [threading.Thread(target=work, args=(n,)) for n in range(6)]
+    in_threads(work, 6)
+    assert failures == []
+
+
+def in_threads(work: Callable[[int], None], count: int) -> None:
+    """``work(0)`` .. ``work(count - 1)`` at once, one thread each; back when all are done."""
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(count)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    assert failures == []
 
 
 def test_a_long_conversation_is_matched_in_a_few_steps() -> None:

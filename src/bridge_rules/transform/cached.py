@@ -28,6 +28,13 @@ Why the splice is exact:
 Rewriting a message needs nothing from the rest of its request except the
 typed tools it names, so the renames a message brings are stored with it and
 replayed in the order the plain walk would add them.
+
+The ``tools`` array goes the same way, whatever the body's size: what a request's
+tools decide (:class:`~bridge_rules.transform.outbound.ToolsOutcome`) depends on
+them and the rules alone, so an array the store's
+:class:`~bridge_rules.msgcache.ToolsMemo` holds is cut out before parsing (a
+second marker, which must parse as the top-level ``tools``), and its stored
+parsed value and outcome stand in for parsing, rewriting and checking it again.
 """
 
 from __future__ import annotations
@@ -40,20 +47,25 @@ from typing import Any, NamedTuple
 import orjson
 
 from bridge_rules.gcpause import pause_enabled, paused
-from bridge_rules.msgcache import Draft, Entry, MessageCache
+from bridge_rules.msgcache import Draft, Entry, MessageCache, ToolsEntry
 from bridge_rules.runtime import Runtime
 from bridge_rules.transform.outbound import (
     OutboundResult,
     Outcome,
     Rewriter,
+    ToolsOutcome,
     rewrite_outbound,
     rewrite_with,
+    tools_outcome,
 )
 from bridge_rules.transform.results import CallMemory, apply_results
 
 _KEY = b'"messages":['
 _MARK = "\x00bridge-rules cut " + secrets.token_hex(16)
 _MARK_JSON = orjson.dumps(_MARK)
+_TOOLS_KEY = b'"tools":'
+_TOOLS_MARK = "\x00bridge-rules tools " + secrets.token_hex(16)
+_TOOLS_MARK_JSON = orjson.dumps(_TOOLS_MARK)
 _COMMA, _CLOSE = ord(","), ord("]")
 _ONE_BY_ONE = 4
 """The newest messages of a request are stored one by one, the older ones as one run."""
@@ -69,14 +81,17 @@ class OutboundBytes(Outcome):
     """A rewritten request body, serialised, and its outcome (as on ``OutboundResult``).
 
     ``fields`` are the request's top-level fields other than ``messages`` (model,
-    stream, ...), as parsed; ``reused`` and ``stored`` count the messages served
-    from and added to the cache.
+    stream, ...), as parsed, and read-only (a remembered ``tools`` value is shared
+    with later requests); ``reused`` and ``stored`` count the messages served
+    from and added to the cache; ``tools_reused``: the ``tools`` came from the
+    store's memo.
     """
 
     body: bytes
     fields: dict[str, Any] = field(default_factory=dict)
     reused: int = 0
     stored: int = 0
+    tools_reused: bool = False
 
 
 Loads = Callable[[bytes], Any]
@@ -101,11 +116,11 @@ def rewrite_outbound_bytes(
     ``tool_result`` blocks are rewritten from it, which the cache cannot see, so the
     whole body takes the plain path.
 
-    ``cache=False`` (or the cache switched off on the runtime, or a body under
-    its ``min_body``) takes the plain path. ``gc_pause`` keeps the cyclic
-    collector off meanwhile (None: when 256 KB or more are left to parse after the
-    cache's cut, unless ``BRIDGE_RULES_GC_PAUSE=0``; see
-    :mod:`bridge_rules.gcpause`). Raises
+    ``cache=False`` (or the cache switched off on the runtime) takes the plain
+    path; a body under the cache's ``min_body`` only reuses its ``tools``.
+    ``gc_pause`` keeps the cyclic collector off meanwhile (None: when 256 KB or
+    more are left to parse after the cache's cut, unless
+    ``BRIDGE_RULES_GC_PAUSE=0``; see :mod:`bridge_rules.gcpause`). Raises
     ``orjson.JSONDecodeError`` (a ``ValueError``) exactly when ``orjson.loads(body)`` would.
 
     ``loads``/``dumps`` replace orjson's (e.g. a codec exact for big integers,
@@ -114,8 +129,8 @@ def rewrite_outbound_bytes(
     """
     json = _Json(loads, dumps)
     store = rt.message_cache
-    if cache and memory is None and store.enabled and len(body) >= store.min_body:
-        job = _Cached(rt, store, body, json)
+    if cache and memory is None and store.enabled:
+        job = _Cached(rt, store, body, json, len(body) >= store.min_body)
         with paused(_pause(gc_pause, job.prepare())):
             done = job.run(model, env)
         if done is not None:
@@ -153,7 +168,15 @@ def _plain(
     return _finish(result, json.dumps(result.payload), payload)
 
 
-def _finish(result: OutboundResult, body: bytes, payload: Any, **counts: int) -> OutboundBytes:
+def _finish(
+    result: OutboundResult,
+    body: bytes,
+    payload: Any,
+    *,
+    reused: int = 0,
+    stored: int = 0,
+    tools_reused: bool = False,
+) -> OutboundBytes:
     fields = {k: v for k, v in payload.items() if k != "messages"} if type(payload) is dict else {}
     return OutboundBytes(
         body,
@@ -164,16 +187,21 @@ def _finish(result: OutboundResult, body: bytes, payload: Any, **counts: int) ->
         gate_reason=result.gate_reason,
         rejected=result.rejected,
         fields=fields,
-        **counts,
+        reused=reused,
+        stored=stored,
+        tools_reused=tools_reused,
     )
 
 
 class _Cached:
     """One request through the cache: cut, parse, rewrite the rest, splice, store."""
 
-    def __init__(self, rt: Runtime, store: MessageCache, body: bytes, json: _Json) -> None:
+    def __init__(
+        self, rt: Runtime, store: MessageCache, body: bytes, json: _Json, messages: bool
+    ) -> None:
         self.rt, self.store, self.body = rt, store, body
         self.json = json
+        self.messages_on = messages  # look the messages up (a body under min_body does not)
         self.loads, self.dumps = json
         self.matched: list[Entry] = []
         self.parts: list[bytes] = []
@@ -183,12 +211,14 @@ class _Cached:
         self.whole = True
         self.cut = b""
         self.pos = -1  # where the first message not yet served stands (-1: store nothing)
+        self.tools_at: tuple[int, ...] = ()  # where a top-level tools array may begin
+        self.tools_hit: ToolsEntry | None = None
 
     def run(self, model: str | None, env: Mapping[str, str] | None) -> OutboundBytes | None:
         payload = self._parse()
         if type(payload) is not dict:
             return _plain(self.rt, payload, model, env, _Json(self.loads, self.dumps))
-        result = rewrite_with(self.rt, payload, model, env, self._messages)
+        result = rewrite_with(self.rt, payload, model, env, self._messages, tools_step=self._tools)
         if not result.gate_open and self.matched:
             self.parts = [self._as_sent(entry) for entry in self.matched]
         out = self.dumps(result.payload)
@@ -202,7 +232,7 @@ class _Cached:
                 pieces += (part, b",")
             pieces[-1] = view[at + len(_MARK_JSON) :]
             out = b"".join(pieces)
-        if result.gate_open:
+        if result.gate_open and (self.matched or self.drafts):
             self.store.commit(self.matched, self.drafts)
         return _finish(
             result,
@@ -210,6 +240,7 @@ class _Cached:
             payload,
             reused=self.reused,
             stored=sum(d.count for d in self.drafts),
+            tools_reused=self.tools_hit is not None,
         )
 
     def _as_sent(self, entry: Entry) -> bytes:
@@ -222,40 +253,105 @@ class _Cached:
         return self.dumps(self.loads(b"[" + entry.raw + b"]"))[1:-1]
 
     def prepare(self) -> int:
-        """Cut out the messages the cache holds; how many bytes are left to parse."""
+        """Cut out the messages and the tools the store holds; how many bytes are left to parse."""
         body = self.body
-        start = body.find(_KEY)
-        self.whole = True
-        if start < 0:
+        cuts: list[tuple[int, int, bytes]] = []  # (from, to, what stands in)
+        start = body.find(_KEY) if self.messages_on else -1
+        if start >= 0:
+            start += len(_KEY)
+            matched, rest = self.store.match(body, start)
+            self.start = start
+            if matched and rest < len(body):
+                self.matched, self.rest = matched, rest
+                sep = b"," if body[rest - 1] == _COMMA else b""  # keep what followed the cut
+                cuts.append((start, rest, _MARK_JSON + sep))
+        self._cut_tools(cuts)
+        self.whole = not cuts
+        if self.whole:
             return len(body)
-        start += len(_KEY)
-        matched, rest = self.store.match(body, start)
-        self.start, self.matched, self.rest = start, matched, rest
-        if matched and rest < len(body):
-            view = memoryview(body)
-            sep = b"," if body[rest - 1] == _COMMA else b""  # keep what followed the cut
-            self.cut = b"".join((view[:start], _MARK_JSON, sep, view[rest:]))
-            self.whole = False
-            return len(self.cut)
-        return len(body)
+        view = memoryview(body)
+        pieces: list[bytes | memoryview] = []
+        done = 0
+        for begin, end, mark in sorted(cuts):
+            pieces += (view[done:begin], mark)
+            done = end
+        pieces.append(view[done:])
+        self.cut = b"".join(pieces)
+        return len(self.cut)
+
+    def _cut_tools(self, cuts: list[tuple[int, int, bytes]]) -> None:
+        """Where the tools may stand (the last ``"tools":[`` and the first; agents send
+        tools after messages), and the cut of an array the memo holds."""
+        body = self.body
+        last = body.rfind(_TOOLS_KEY + b"[")
+        if last < 0:
+            return
+        first = body.find(_TOOLS_KEY + b"[")
+        self.tools_at = tuple(dict.fromkeys((last, first)))
+        memo = self.store.tools
+        if not len(memo):
+            return
+        for at in self.tools_at:
+            if any(begin <= at < end for begin, end, _mark in cuts):
+                continue  # inside the messages already cut out
+            begin = at + len(_TOOLS_KEY)
+            entry = memo.find(body, begin, self.json)
+            if entry is not None:
+                self.tools_hit = entry
+                cuts.append((begin, begin + len(entry.raw), _TOOLS_MARK_JSON))
+                return
 
     def _parse(self) -> Any:
-        """The body with the messages the cache holds cut out (or whole, when none are)."""
+        """The body with what the store holds cut out (or whole, when it holds none of it)."""
         body = self.body
+        payload = None
         if not self.whole:
             try:
                 cut = self.loads(self.cut)
             except ValueError:
                 cut = None
-            if type(cut) is dict:
-                messages = cut.get("messages")
-                if type(messages) is list and messages and messages[0] == _MARK:
-                    self.pos = self.rest
-                    return cut
-        self.matched = []
-        if self.start >= 0 and self.store.seen_before(body[self.start : self.start + _OPENING]):
+            if type(cut) is dict and self._cut_holds(cut):
+                payload = cut
+        if payload is None:
+            self.matched, self.tools_hit = [], None
+            payload = self.loads(body)
+        if self.matched:
+            self.pos = self.rest
+        elif self.start >= 0 and self.store.seen_before(body[self.start : self.start + _OPENING]):
             self.pos = self.start
-        return self.loads(body)
+        return payload
+
+    def _cut_holds(self, cut: dict[str, Any]) -> bool:
+        """Whether each marker parsed where it must (else something else was cut: start
+        again with the whole body); the stored tools take their marker's place."""
+        if self.matched:
+            messages = cut.get("messages")
+            if not (type(messages) is list and messages and messages[0] == _MARK):
+                return False
+        hit = self.tools_hit
+        if hit is not None:
+            if cut.get("tools") != _TOOLS_MARK:
+                return False
+            cut["tools"] = hit.value
+        return True
+
+    def _tools(self, rt: Runtime, tools: list[Any]) -> ToolsOutcome:
+        """The tools step: what the memo holds for these tools, or a fresh outcome, kept
+        when the array stands in the body as its compact bytes."""
+        hit = self.tools_hit
+        if hit is not None and tools is hit.value:
+            outcome: ToolsOutcome = hit.outcome
+            return outcome
+        done = tools_outcome(rt, tools)
+        if self.tools_at:
+            try:
+                raw = self.dumps(tools)
+            except (TypeError, ValueError):  # orjson refuses it (a big integer, the depth)
+                return done
+            body = self.body
+            if any(body.startswith(raw, at + len(_TOOLS_KEY)) for at in self.tools_at):
+                self.store.tools.add(ToolsEntry(raw, tools, done, self.json))
+        return done
 
     def _messages(self, rw: Rewriter, messages: list[Any]) -> list[Any] | None:
         """The cache's ``messages`` step: stored outputs first, then the new messages."""

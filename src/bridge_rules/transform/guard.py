@@ -16,7 +16,7 @@ message about a name the agent never used, ``wire_names`` decides at run time:
 
 from __future__ import annotations
 
-from typing import Any, Protocol, TypeVar
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 from bridge_rules.runtime import Runtime
 from bridge_rules.wirenames import is_valid, name_problems
@@ -36,9 +36,22 @@ R = TypeVar("R", bound=_Result)
 _UNTYPED = ("", "custom")
 
 
-def _sent(payload: Any, registered: list[str]) -> list[tuple[int, str, str, bool]]:
+class Verdict(NamedTuple):
+    """What ``wire_names`` says of one request's tools; a function of them and the rules."""
+
+    problems: tuple[str, ...] = ()
+    """Why the request must be refused (empty: it may be sent)."""
+    drop: frozenset[int] = frozenset()
+    """Positions in ``tools[]`` that ``on_collision: first`` leaves out."""
+    dropped: tuple[str, ...] = ()
+    """Their local names."""
+
+
+NOTHING = Verdict()
+
+
+def _sent(tools: Any, registered: list[str]) -> list[tuple[int, str, str, bool]]:
     """(position in tools[], local name, wire name, typed) of every named tool sent."""
-    tools = payload.get("tools") if isinstance(payload, dict) else None
     if not isinstance(tools, list):
         return []
     out = []
@@ -65,43 +78,59 @@ def _invalid(rt: Runtime, sent: list[tuple[int, str, str, bool]]) -> list[str]:
     return problems
 
 
-def check_wire_names(rt: Runtime, result: R) -> R:
-    """``result`` with ``rejected`` set, or the colliding tools dropped, as ``wire_names`` says."""
+def wire_verdict(rt: Runtime, tools: Any, registered: list[str]) -> Verdict:
+    """The verdict on ``tools`` as they will be sent, ``registered`` their local names."""
     guard = rt.rules.wire_names
-    sent = _sent(result.payload, result.registered)
+    sent = _sent(tools, registered)
     if not sent:
-        return result
+        return NOTHING
     problems = _invalid(rt, sent) if guard.on_invalid == "error" else []
     by_wire: dict[str, list[tuple[int, str]]] = {}
     for i, local, wire, _typed in sent:
         by_wire.setdefault(wire, []).append((i, local))
-    clashes = {w: tools for w, tools in by_wire.items() if len(tools) > 1}
+    clashes = {w: sharing for w, sharing in by_wire.items() if len(sharing) > 1}
+    drop: frozenset[int] = frozenset()
+    dropped: tuple[str, ...] = ()
     if clashes and guard.on_collision == "first":
-        _keep_first(result, clashes)
+        drop = frozenset(i for sharing in clashes.values() for i, _local in sharing[1:])
+        dropped = tuple(local for sharing in clashes.values() for _i, local in sharing[1:])
     elif clashes:
-        for wire, tools in clashes.items():
-            names = " and ".join(f"'{local}'" for _i, local in tools)
+        for wire, sharing in clashes.items():
+            names = " and ".join(f"'{local}'" for _i, local in sharing)
             problems.append(f"tools {names} would both be sent as '{wire}'")
-    if problems:
+    if not problems and not drop:
+        return NOTHING
+    return Verdict(tuple(problems), drop, dropped)
+
+
+def apply_verdict(result: R, verdict: Verdict) -> R:
+    """``result`` with ``rejected`` set, or the colliding tools dropped, as ``verdict`` says."""
+    if verdict.drop:
+        tools = result.payload["tools"]
+        result.payload = {
+            **result.payload,
+            "tools": [t for i, t in enumerate(tools) if i not in verdict.drop],
+        }
+        result.dropped = [*result.dropped, *verdict.dropped]
+        remaining = list(result.registered)
+        for local in verdict.dropped:
+            remaining.remove(local)
+        result.registered = remaining
+    if verdict.problems:
         result.rejected = (
             "bridge-rules refused the request: "
-            + "; ".join(problems)
+            + "; ".join(verdict.problems)
             + ". Rename the tool, add an alias with a valid wire name, or set "
             "`wire_names.on_invalid: shorten` / `on_collision: first` in the rules."
         )
     return result
 
 
-def _keep_first(result: _Result, clashes: dict[str, list[tuple[int, str]]]) -> None:
-    drop = {i for tools in clashes.values() for i, _local in tools[1:]}
-    dropped_locals = [local for tools in clashes.values() for _i, local in tools[1:]]
-    tools = result.payload["tools"]
-    result.payload = {
-        **result.payload,
-        "tools": [t for i, t in enumerate(tools) if i not in drop],
-    }
-    result.dropped = [*result.dropped, *dropped_locals]
-    remaining = list(result.registered)
-    for local in dropped_locals:
-        remaining.remove(local)
-    result.registered = remaining
+def check_wire_names(rt: Runtime, result: R) -> R:
+    """``result`` with ``rejected`` set, or the colliding tools dropped, as ``wire_names`` says."""
+    payload = result.payload
+    tools = payload.get("tools") if isinstance(payload, dict) else None
+    return apply_verdict(result, wire_verdict(rt, tools, result.registered))
+
+
+__all__ = ["NOTHING", "Verdict", "apply_verdict", "check_wire_names", "wire_verdict"]

@@ -15,8 +15,8 @@ from typing import Any
 from bridge_rules.calls import wire_schema
 from bridge_rules.runtime import Runtime
 from bridge_rules.textplan import API, Plan
-from bridge_rules.transform.guard import check_wire_names
-from bridge_rules.transform.references import references_out
+from bridge_rules.transform.guard import Verdict, apply_verdict, wire_verdict
+from bridge_rules.transform.references import references_out, uses_tool_search
 
 _UNTYPED = ("", "custom")
 
@@ -200,6 +200,13 @@ class Rewriter:
             shared.setdefault(name, wire)
         return out, own
 
+    def adopt(self, done: ToolsOutcome) -> None:
+        """Take on what ``tools[]`` decided (the first step of a request, on a fresh rewriter)."""
+        self.registered = list(done.registered)
+        self.typed = set(done.typed)
+        self.dropped = list(done.dropped)
+        self.renames = dict(done.renames)
+
     def add_renames(self, renames: tuple[tuple[str, str], ...]) -> None:
         """Renames a cached message brought, in the order the uncached walk would add them."""
         for name, wire in renames:
@@ -250,8 +257,42 @@ def _tool_names(tools: Any) -> list[str]:
     return [t["name"] for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)]
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class ToolsOutcome:
+    """What a request's ``tools[]`` decide: a function of them and the rules alone, so one
+    outcome serves every request that sends the same tools (``transform.cached``)."""
+
+    tools: list[Any] | None
+    """The tools rewritten (None: sent as they are). Shares unchanged parts with the input."""
+    registered: tuple[str, ...]
+    typed: frozenset[str]
+    dropped: tuple[str, ...]
+    renames: tuple[tuple[str, str], ...]
+    search: bool
+    """Whether the history may hold ``tool_reference`` blocks (``uses_tool_search``)."""
+    verdict: Verdict
+    """What ``wire_names`` says of the tools as sent."""
+
+
+def tools_outcome(rt: Runtime, tools: list[Any]) -> ToolsOutcome:
+    rw = Rewriter(rt)
+    new_tools = rw.tools(tools)
+    sent = tools if new_tools is None else new_tools
+    return ToolsOutcome(
+        new_tools,
+        tuple(rw.registered),
+        frozenset(rw.typed),
+        tuple(rw.dropped),
+        tuple(rw.renames.items()),
+        uses_tool_search({"tools": sent}),
+        wire_verdict(rt, sent, rw.registered),
+    )
+
+
 MessagesStep = Callable[["Rewriter", list[Any]], "list[Any] | None"]
 """How the ``messages`` array is rewritten: the plain walk, or the cache's (transform.cached)."""
+ToolsStep = Callable[[Runtime, list[Any]], ToolsOutcome]
+"""How ``tools[]`` are decided: :func:`tools_outcome`, or remembered (transform.cached)."""
 
 
 def rewrite_outbound(
@@ -270,8 +311,11 @@ def rewrite_with(
     model: str | None,
     env: Mapping[str, str] | None,
     messages_step: MessagesStep,
+    *,
+    tools_step: ToolsStep = tools_outcome,
 ) -> OutboundResult:
-    """:func:`rewrite_outbound` with the ``messages`` step supplied (same order of effects)."""
+    """:func:`rewrite_outbound` with the ``messages`` and ``tools`` steps supplied (same
+    order of effects)."""
     if not isinstance(payload, dict):
         return OutboundResult(payload, gate_reason="the payload is not a JSON object")
     model_id = model if model is not None else payload.get("model")
@@ -287,10 +331,13 @@ def rewrite_with(
     rw = Rewriter(rt)
     out = dict(payload)
     tools = payload.get("tools")
+    search, verdict = False, None
     if isinstance(tools, list):
-        new_tools = rw.tools(tools)
-        if new_tools is not None:
-            out["tools"] = new_tools
+        done = tools_step(rt, tools)
+        rw.adopt(done)
+        if done.tools is not None:
+            out["tools"] = done.tools
+        search, verdict = done.search, done.verdict
     if "tool_choice" in payload:
         keep, choice = rw.tool_choice(payload["tool_choice"])
         if not keep:
@@ -307,11 +354,11 @@ def rewrite_with(
         if system is not payload["system"]:
             out["system"] = system
     result = OutboundResult(
-        references_out(rt, out),
+        references_out(rt, out, search),
         renames=rw.renames,
         gate_open=True,
         registered=rw.registered,
         dropped=rw.dropped,
         gate_reason=decision.reason,
     )
-    return check_wire_names(rt, result)
+    return result if verdict is None else apply_verdict(result, verdict)

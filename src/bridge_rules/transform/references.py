@@ -68,10 +68,18 @@ def uses_tool_search(payload: dict[str, Any]) -> bool:
     return False
 
 
-def references_out(rt: Runtime, payload: dict[str, Any]) -> dict[str, Any]:
-    """History's tool references under their wire names."""
+def references_out(
+    rt: Runtime, payload: dict[str, Any], search: bool | None = None
+) -> dict[str, Any]:
+    """History's tool references under their wire names.
+
+    ``search``: whether the request's tools allow references (``uses_tool_search``),
+    when the caller already knows.
+    """
     messages = payload.get("messages")
-    if not isinstance(messages, list) or not uses_tool_search(payload):
+    if not isinstance(messages, list):
+        return payload
+    if not (uses_tool_search(payload) if search is None else search):
         return payload
     out: list[Any] | None = None
     for i, message in enumerate(messages):

@@ -1,0 +1,294 @@
+"""A request's ``tools`` array, remembered: the same bytes and outcome as rewriting it anew.
+
+Agents send the same tools on every turn. ``outbound_bytes`` keeps the last few
+arrays it saw (by their bytes) with what they decided, and cuts a known array
+out of the next body before parsing. Every check here compares with the plain
+path (``same_as_plain``), and most also check that the memo was used.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from tests.transform.test_cache import CLOSED, CONVERSATION, fresh, in_threads, same_as_plain
+
+import bridge_rules
+from bridge_rules.engine import Engine
+from bridge_rules.msgcache import TOOLS_BYTES, TOOLS_ENTRIES, ToolsEntry, ToolsMemo
+
+PI_TOOLS = [
+    {
+        "name": name,
+        "description": f"The {name} tool.",
+        "input_schema": {
+            "type": "object",
+            "properties": {"path": {"type": "string"}},
+            "required": ["path"],
+        },
+    }
+    for name in ("read", "bash", "edit", "write")
+]
+SMALL = {"model": "claude-sonnet-4-5", "max_tokens": 100, "tools": PI_TOOLS}
+
+
+def body_of(payload: dict[str, Any], messages: list[Any] = CONVERSATION) -> bytes:
+    """Compact, like ``JSON.stringify``, with the tools after the messages, as pi sends them."""
+    head = {k: v for k, v in payload.items() if k != "tools"}
+    return orjson.dumps({**head, "messages": messages, "tools": payload["tools"]})
+
+
+def rules(tmp_path: Path, name: str, text: str) -> Engine:
+    """An engine on a rule file of ``text`` after the usual header."""
+    path = tmp_path / f"{name}.yaml"
+    header = f"bridge-rules: 1\nname: {name}\ngate: {{api: anthropic-messages}}\n"
+    path.write_text(header + text, encoding="utf-8")
+    return bridge_rules.load(str(path))
+
+
+def default_engine() -> Engine:
+    """The proxy's settings: small bodies skip the message cache, but not the tools memo."""
+    return bridge_rules.load()
+
+
+def test_a_small_request_reuses_its_tools_from_the_second_turn() -> None:
+    engine = default_engine()
+    body = body_of(SMALL)
+    assert len(body) < engine.runtime.message_cache.min_body
+    first = same_as_plain(engine, body)
+    second = same_as_plain(engine, body)
+    assert (first.tools_reused, second.tools_reused) == (False, True)
+    assert (second.reused, second.stored) == (0, 0)  # the messages went the plain way
+    assert b'"name":"Read"' in second.body
+    longer = body_of(SMALL, [*CONVERSATION, {"role": "user", "content": "go on"}])
+    assert same_as_plain(engine, longer).tools_reused
+
+
+def test_tools_and_messages_are_both_cut_from_one_body() -> None:
+    engine = fresh()
+    body = body_of(SMALL)
+    for _ in range(2):
+        same_as_plain(engine, body)
+    third = same_as_plain(engine, body)
+    assert third.tools_reused
+    assert third.reused == len(CONVERSATION)
+    tools_first = orjson.dumps({**SMALL, "messages": CONVERSATION})  # tools before messages
+    for _ in range(3):
+        out = same_as_plain(engine, tools_first)
+    assert out.tools_reused
+    assert out.reused == len(CONVERSATION)
+
+
+def test_other_tools_are_not_taken_for_remembered_ones() -> None:
+    engine = default_engine()
+    same_as_plain(engine, body_of(SMALL))
+    variants = [
+        [*PI_TOOLS, {"name": "grep"}],
+        PI_TOOLS[:3],
+        [{**PI_TOOLS[0], "name": "web_search"}, *PI_TOOLS[1:]],
+        [{"type": "bash_20250124", "name": "bash"}, *PI_TOOLS],
+    ]
+    for tools in variants:
+        assert not same_as_plain(engine, body_of({**SMALL, "tools": tools})).tools_reused
+    for tools in variants:  # each is remembered in its turn, and all fit
+        assert same_as_plain(engine, body_of({**SMALL, "tools": tools})).tools_reused
+    assert same_as_plain(engine, body_of(SMALL)).tools_reused
+
+
+def test_values_python_calls_equal_keep_their_own_bytes() -> None:
+    """``1 == 1.0 == True`` in Python; the memo goes by bytes, so each keeps its own."""
+    engine = default_engine()
+    for value in (1, 1.0, True, 1, True, 1.0):
+        tools = [{"name": "x_custom", "input_schema": {"type": "object", "x": value}}]
+        out = same_as_plain(engine, body_of({**SMALL, "tools": tools}))
+        assert orjson.dumps(value) in out.body
+
+
+def test_a_decoy_tools_array_inside_the_messages_is_not_cut() -> None:
+    """The remembered array also stands inside a tool call's input, before the real (other)
+    tools: the cut must parse as the top-level ``tools`` or it is abandoned."""
+    engine = default_engine()
+    same_as_plain(engine, body_of(SMALL))
+    decoy = [
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "tool_use", "id": "t9", "name": "bash", "input": {"tools": PI_TOOLS}}
+            ],
+        }
+    ]
+    other = {**SMALL, "tools": [{"name": "ls"}]}
+    body = body_of(other, decoy)
+    assert body.count(orjson.dumps(PI_TOOLS)) == 1
+    assert not same_as_plain(engine, body).tools_reused
+    assert same_as_plain(engine, body).tools_reused  # its own tools, from the second time
+    nested_only = orjson.dumps({**SMALL, "metadata": {"tools": PI_TOOLS}, "messages": []})
+    same_as_plain(engine, nested_only)
+
+
+def test_a_body_holding_the_tools_marker_is_handled_plainly() -> None:
+    from bridge_rules.transform import cached
+
+    engine = default_engine()
+    same_as_plain(engine, body_of(SMALL))
+    body = body_of({**SMALL, "system": cached._TOOLS_MARK})
+    assert same_as_plain(engine, body).tools_reused
+    odd = orjson.dumps({**SMALL, "tools": cached._TOOLS_MARK, "messages": []})
+    same_as_plain(engine, odd)
+
+
+def test_pretty_printed_tools_are_never_remembered() -> None:
+    engine = default_engine()
+    body = orjson.dumps({**SMALL, "messages": CONVERSATION}, option=orjson.OPT_INDENT_2)
+    for _ in range(3):
+        assert not same_as_plain(engine, body).tools_reused
+    assert len(engine.runtime.message_cache.tools) == 0
+
+
+def test_the_wire_name_guard_is_remembered_too(tmp_path: Path) -> None:
+    """A refusal and a collision's dropped tool come out the same from the memo."""
+    aliases = "names:\n  - kind: aliases\n    map: {read: Read, open: Read}\n"
+    refuse = rules(tmp_path, "guard", aliases)
+    clash = {**SMALL, "tools": [{"name": "read"}, {"name": "open"}]}
+    bad_name = {**SMALL, "tools": [{"name": "has.dot"}]}
+    for payload in (clash, bad_name):
+        first = same_as_plain(refuse, body_of(payload))
+        second = same_as_plain(refuse, body_of(payload))
+        assert second.tools_reused
+        assert second.rejected == first.rejected
+        assert first.rejected
+        assert "bridge-rules refused the request" in first.rejected
+    keep = rules(tmp_path, "first", aliases + "wire_names: {on_collision: first}\n")
+    for _ in range(2):
+        out = same_as_plain(keep, body_of(clash))
+    assert out.tools_reused
+    assert out.dropped == ["open"]
+    assert out.registered == ["read"]
+    assert out.rejected is None
+
+
+def test_tool_search_references_follow_remembered_tools() -> None:
+    engine = default_engine()
+    tools = [{"type": "tool_search_tool_regex_20251119", "name": "tool_search"}, *PI_TOOLS]
+    history = [
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "s1",
+                    "content": [{"type": "tool_reference", "tool_name": "read"}],
+                }
+            ],
+        }
+    ]
+    for _ in range(2):
+        out = same_as_plain(engine, body_of({**SMALL, "tools": tools}, history))
+    assert out.tools_reused
+    assert b'"tool_name":"Read"' in out.body
+
+
+def test_a_closed_gate_sends_remembered_tools_as_they_came() -> None:
+    engine = default_engine()
+    body = body_of(SMALL)
+    same_as_plain(engine, body)
+    closed = same_as_plain(engine, body, CLOSED)
+    assert closed.tools_reused
+    assert not closed.gate_open
+    assert orjson.dumps(PI_TOOLS) in closed.body
+
+
+def test_switched_off_or_asked_not_to_the_memo_is_not_used() -> None:
+    engine = default_engine()
+    body = body_of(SMALL)
+    same_as_plain(engine, body)
+    assert not engine.outbound_bytes(body, env={}, cache=False).tools_reused
+    engine.runtime.message_cache.configure(enabled=False)
+    assert len(engine.runtime.message_cache.tools) == 0
+    for _ in range(2):
+        assert not same_as_plain(engine, body).tools_reused
+
+
+def test_new_rules_start_with_an_empty_memo(tmp_path: Path) -> None:
+    body = body_of(SMALL)
+    default = default_engine()
+    for _ in range(2):
+        same_as_plain(default, body)
+    other = rules(tmp_path, "other", "names:\n  - kind: prefix\n    value: mcp__other__\n")
+    first = same_as_plain(other, body)
+    assert not first.tools_reused
+    assert b'"name":"mcp__other__read"' in first.body
+
+
+def test_the_memo_is_bounded_by_entries_and_bytes() -> None:
+    memo = ToolsMemo()
+    for i in range(TOOLS_ENTRIES + 3):
+        memo.add(ToolsEntry(b"[%d]" % i, [i], None, None))
+    assert len(memo) == TOOLS_ENTRIES
+    assert memo.find(b"[0]", 0, None) is None  # the least recently used left
+    newest = b"[%d]" % (TOOLS_ENTRIES + 2)
+    assert memo.find(newest, 0, None) is not None
+    assert memo.find(newest, 0, "another codec") is None
+    huge = b"[" + b"0," * (TOOLS_BYTES // 2) + b"0]"
+    memo.add(ToolsEntry(huge, None, None, None))
+    assert memo.find(huge, 0, None) is None
+    half = b"[" + b"1," * (TOOLS_BYTES // 4) + b"1]"
+    memo.add(ToolsEntry(half, None, None, None))
+    memo.add(ToolsEntry(half.replace(b"1", b"2"), None, None, None))
+    assert memo.find(half, 0, None) is None  # two halves and more do not fit
+    assert memo.find(half.replace(b"1", b"2"), 0, None) is not None
+
+
+def test_threads_share_one_memo() -> None:
+    engine = default_engine()
+    bodies = [body_of({**SMALL, "tools": PI_TOOLS[:n]}) for n in range(1, 5)]
+    errors: list[BaseException] = []
+
+    def work(k: int) -> None:
+        try:
+            for i in range(40):
+                same_as_plain(engine, bodies[(i + k) % len(bodies)])
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    in_threads(work, 4)
+    assert errors == []
+    assert all(same_as_plain(engine, body).tools_reused for body in bodies)
+
+
+@pytest.mark.parametrize("position", ["after", "before"])
+def test_a_thousand_tools_come_from_the_memo(position: str) -> None:
+    tools = [
+        {"name": f"mcp__srv__tool_{i}", "input_schema": {"type": "object", "properties": {}}}
+        for i in range(1000)
+    ]
+    engine = default_engine()
+    if position == "after":
+        body = body_of({**SMALL, "tools": tools})
+    else:
+        body = orjson.dumps({**SMALL, "tools": tools, "messages": CONVERSATION})
+    assert not same_as_plain(engine, body).tools_reused
+    assert same_as_plain(engine, body).tools_reused
+
+
+def test_the_proxys_exact_codec_keeps_big_integers_in_remembered_tools() -> None:
+    """A big integer in a tool's schema survives the memo exactly (the proxy's codec), and
+    an entry stored by one codec never serves another."""
+    from bridge_rules import jsonio
+    from bridge_rules.transform import rewrite_outbound_bytes
+
+    engine = default_engine()
+    big = 2**70 + 1
+    tools = [{"name": "x_custom", "input_schema": {"type": "object", "maximum": big}}]
+    body = jsonio.dumps({**SMALL, "messages": CONVERSATION, "tools": tools})
+    expected = jsonio.dumps(engine.outbound(jsonio.loads(body), env={}).payload)
+    assert str(big).encode() in expected
+    exact = [
+        rewrite_outbound_bytes(engine.runtime, body, env={}, loads=jsonio.loads, dumps=jsonio.dumps)
+        for _ in range(3)
+    ]
+    assert [r.body for r in exact] == [expected] * 3
+    assert [r.tools_reused for r in exact] == [False, True, True]
+    assert not rewrite_outbound_bytes(engine.runtime, body, env={}).tools_reused
