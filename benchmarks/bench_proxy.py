@@ -80,19 +80,23 @@ def same(body: bytes) -> Body:
     return lambda: body
 
 
+def compact(body: bytes) -> bytes:
+    """``body`` as an agent writes it: compact JSON, as ``JSON.stringify`` does."""
+    return json.dumps(json.loads(body), separators=(",", ":"), ensure_ascii=False).encode()
+
+
 def agent_turns(size: int) -> Body:
-    """What an agent sends turn after turn: compact JSON (as ``JSON.stringify`` writes it),
-    the history its earlier requests sent, and a last message no request sent before."""
-    payload = json.loads(pi_request(size, False))
-    compact = json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
-    head, _, tail = compact.rpartition(b'"go on"')
+    """What an agent sends turn after turn: compact JSON, the history its earlier requests
+    sent, and a last message no request sent before."""
+    head, _, tail = compact(pi_request(size, False)).rpartition(b'"go on"')
     turns = itertools.count()
     return lambda: b'%s"go on, turn %d"%s' % (head, next(turns), tail)
 
 
 WORKLOADS: dict[str, Callable[[], Body]] = {
-    "small JSON": lambda: same(pi_request(6_000, False)),
-    "small SSE": lambda: same(pi_request(6_000, True)),
+    # One pi turn, as pi writes it (compact).
+    "small JSON": lambda: same(compact(pi_request(6_000, False))),
+    "small SSE": lambda: same(compact(pi_request(6_000, True))),
     # Every request the same, written with json.dumps's spaces, which the message cache
     # never stores: the cold path, every message parsed, rewritten and serialised.
     "1 MB JSON": lambda: same(pi_request(1_000_000, False)),

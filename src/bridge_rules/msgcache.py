@@ -115,10 +115,19 @@ class ToolsEntry:
     """What the rewrite made of it (``transform.outbound.ToolsOutcome``)."""
     context: Hashable
     """The JSON codec that parsed ``raw``: an entry serves only the same codec."""
+    head: int
+    """Where ``raw`` stood from the start of the body it came in; an agent's next body
+    keeps what precedes its tools (model, system...) or what follows them."""
+    tail: int
+    """... and from the end of that body."""
 
 
 class ToolsMemo:
-    """The last few distinct ``tools`` arrays, most recently used first; thread-safe."""
+    """The last few distinct ``tools`` arrays, most recently used first; thread-safe.
+
+    Looking an array up never scans the body: each entry is tried where it stood in the
+    body it came in, counted from the start and from the end.
+    """
 
     def __init__(self, max_entries: int = TOOLS_ENTRIES, max_bytes: int = TOOLS_BYTES) -> None:
         self._lock = threading.Lock()
@@ -126,27 +135,35 @@ class ToolsMemo:
         self.max_entries = max_entries
         self.max_bytes = max_bytes
 
-    def find(self, body: bytes, pos: int, context: Hashable) -> ToolsEntry | None:
-        """The entry whose bytes stand at ``pos`` (one JSON array: it ends where its bytes
-        end), for ``context``."""
+    def find(self, body: bytes, key: bytes, context: Hashable) -> tuple[ToolsEntry, int] | None:
+        """An entry for ``context`` whose bytes stand in ``body`` right after ``key``, where
+        they stood before, and where (an array ends where its bytes end)."""
         with self._lock:
             entries = self._entries
             for i, entry in enumerate(entries):
-                if body.startswith(entry.raw, pos) and entry.context == context:
-                    if i:
-                        entries.insert(0, entries.pop(i))
-                    return entry
+                if entry.context != context:
+                    continue
+                for pos in (entry.head, len(body) - entry.tail):
+                    if (
+                        pos >= len(key)
+                        and body.startswith(entry.raw, pos)
+                        and body.startswith(key, pos - len(key))
+                    ):
+                        if i:
+                            entries.insert(0, entries.pop(i))
+                        return entry, pos
         return None
 
     def add(self, entry: ToolsEntry) -> None:
         if len(entry.raw) > self.max_bytes:
             return
         with self._lock:
-            entries = self._entries
+            entries = [e for e in self._entries if e.raw != entry.raw or e.context != entry.context]
             entries.insert(0, entry)
             size = sum(len(e.raw) for e in entries)
             while len(entries) > self.max_entries or size > self.max_bytes:
                 size -= len(entries.pop().raw)
+            self._entries = entries
 
     def clear(self) -> None:
         with self._lock:

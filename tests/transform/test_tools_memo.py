@@ -222,23 +222,61 @@ def test_new_rules_start_with_an_empty_memo(tmp_path: Path) -> None:
     assert b'"name":"mcp__other__read"' in first.body
 
 
+KEY = b'"tools":'
+
+
+def entry(raw: bytes, context: object = None) -> ToolsEntry:
+    return ToolsEntry(raw, None, None, context, len(KEY), 1)
+
+
+def held(memo: ToolsMemo, raw: bytes, context: object = None) -> bool:
+    return memo.find(KEY + raw + b"}", KEY, context) is not None
+
+
 def test_the_memo_is_bounded_by_entries_and_bytes() -> None:
     memo = ToolsMemo()
     for i in range(TOOLS_ENTRIES + 3):
-        memo.add(ToolsEntry(b"[%d]" % i, [i], None, None))
+        memo.add(entry(b"[%d]" % i))
     assert len(memo) == TOOLS_ENTRIES
-    assert memo.find(b"[0]", 0, None) is None  # the least recently used left
+    assert not held(memo, b"[0]")  # the least recently used left
     newest = b"[%d]" % (TOOLS_ENTRIES + 2)
-    assert memo.find(newest, 0, None) is not None
-    assert memo.find(newest, 0, "another codec") is None
+    assert held(memo, newest)
+    assert not held(memo, newest, "another codec")
     huge = b"[" + b"0," * (TOOLS_BYTES // 2) + b"0]"
-    memo.add(ToolsEntry(huge, None, None, None))
-    assert memo.find(huge, 0, None) is None
+    memo.add(entry(huge))
+    assert not held(memo, huge)
     half = b"[" + b"1," * (TOOLS_BYTES // 4) + b"1]"
-    memo.add(ToolsEntry(half, None, None, None))
-    memo.add(ToolsEntry(half.replace(b"1", b"2"), None, None, None))
-    assert memo.find(half, 0, None) is None  # two halves and more do not fit
-    assert memo.find(half.replace(b"1", b"2"), 0, None) is not None
+    memo.add(entry(half))
+    memo.add(entry(half.replace(b"1", b"2")))
+    assert not held(memo, half)  # two halves and more do not fit
+    assert held(memo, half.replace(b"1", b"2"))
+
+
+def test_the_memo_looks_only_where_the_tools_stood() -> None:
+    """From the start when what precedes the tools stays, from the end when what follows
+    does; an array met elsewhere, or not after the key, is not found there."""
+    head, tail = b'{"a":0,' + KEY, b"}}"
+    memo = ToolsMemo()
+    memo.add(ToolsEntry(b"[1]", None, None, None, len(head), len(b"[1]" + tail)))
+    assert memo.find(head + b"[1],...whatever}", KEY, None)  # the same head
+    assert memo.find(b"{...a longer head...," + KEY + b"[1]" + tail, KEY, None)  # same tail
+    assert memo.find(b"{" + KEY + b"[1],...........}", KEY, None) is None  # neither
+    assert memo.find(b'{"a":0,"other":[1]}}', KEY, None) is None  # not after the key
+    assert memo.find(b"[1]}}", KEY, None) is None  # the key would stand before the body
+    memo.add(ToolsEntry(b"[1]", None, None, None, len(b"{" + KEY), 99))
+    assert len(memo) == 1  # the same array, remembered where it stood last
+    assert memo.find(b"{" + KEY + b"[1],...........}", KEY, None)
+
+
+def test_tools_are_found_in_a_growing_conversation_either_side_of_it() -> None:
+    engine = default_engine()
+    turns = [CONVERSATION[:n] for n in range(1, len(CONVERSATION) + 1)]
+    after = [body_of(SMALL, turn) for turn in turns]
+    before = [orjson.dumps({**SMALL, "messages": turn}) for turn in turns]
+    for bodies in (after, before):
+        reused = [same_as_plain(engine, body).tools_reused for body in bodies]
+        assert reused[1:] == [True] * (len(bodies) - 1)
+    assert len(engine.runtime.message_cache.tools) == 1
 
 
 def test_threads_share_one_memo() -> None:

@@ -211,13 +211,14 @@ class _Cached:
         self.whole = True
         self.cut = b""
         self.pos = -1  # where the first message not yet served stands (-1: store nothing)
-        self.tools_at: tuple[int, ...] = ()  # where a top-level tools array may begin
         self.tools_hit: ToolsEntry | None = None
+        self.payload: dict[str, Any] = {}
 
     def run(self, model: str | None, env: Mapping[str, str] | None) -> OutboundBytes | None:
         payload = self._parse()
         if type(payload) is not dict:
             return _plain(self.rt, payload, model, env, _Json(self.loads, self.dumps))
+        self.payload = payload
         result = rewrite_with(self.rt, payload, model, env, self._messages, tools_step=self._tools)
         if not result.gate_open and self.matched:
             self.parts = [self._as_sent(entry) for entry in self.matched]
@@ -280,26 +281,17 @@ class _Cached:
         return len(self.cut)
 
     def _cut_tools(self, cuts: list[tuple[int, int, bytes]]) -> None:
-        """Where the tools may stand (the last ``"tools":[`` and the first; agents send
-        tools after messages), and the cut of an array the memo holds."""
-        body = self.body
-        last = body.rfind(_TOOLS_KEY + b"[")
-        if last < 0:
+        """The cut of a tools array the memo holds, where it stood in an earlier body."""
+        found = (
+            self.store.tools.find(self.body, _TOOLS_KEY, self.json) if self.store.tools else None
+        )
+        if found is None:
             return
-        first = body.find(_TOOLS_KEY + b"[")
-        self.tools_at = tuple(dict.fromkeys((last, first)))
-        memo = self.store.tools
-        if not len(memo):
-            return
-        for at in self.tools_at:
-            if any(begin <= at < end for begin, end, _mark in cuts):
-                continue  # inside the messages already cut out
-            begin = at + len(_TOOLS_KEY)
-            entry = memo.find(body, begin, self.json)
-            if entry is not None:
-                self.tools_hit = entry
-                cuts.append((begin, begin + len(entry.raw), _TOOLS_MARK_JSON))
-                return
+        entry, begin = found
+        if any(start <= begin < end for start, end, _mark in cuts):
+            return  # inside the messages already cut out
+        self.tools_hit = entry
+        cuts.append((begin, begin + len(entry.raw), _TOOLS_MARK_JSON))
 
     def _parse(self) -> Any:
         """The body with what the store holds cut out (or whole, when it holds none of it)."""
@@ -343,14 +335,19 @@ class _Cached:
             outcome: ToolsOutcome = hit.outcome
             return outcome
         done = tools_outcome(rt, tools)
-        if self.tools_at:
-            try:
-                raw = self.dumps(tools)
-            except (TypeError, ValueError):  # orjson refuses it (a big integer, the depth)
-                return done
-            body = self.body
-            if any(body.startswith(raw, at + len(_TOOLS_KEY)) for at in self.tools_at):
-                self.store.tools.add(ToolsEntry(raw, tools, done, self.json))
+        try:
+            raw = self.dumps(tools)
+        except (TypeError, ValueError):  # orjson refuses it (a big integer, the depth)
+            return done
+        body, key = self.body, _TOOLS_KEY + b"["
+        # Scan only the body's side the tools stand on, as the parse found the keys' order:
+        # from the end when they follow the messages (as pi and opencode send them).
+        keys = list(self.payload)
+        after = "messages" in keys and keys.index("tools") > keys.index("messages")
+        at = body.rfind(key) if after else body.find(key)
+        begin = at + len(_TOOLS_KEY)
+        if at >= 0 and body.startswith(raw, begin):
+            self.store.tools.add(ToolsEntry(raw, tools, done, self.json, begin, len(body) - begin))
         return done
 
     def _messages(self, rw: Rewriter, messages: list[Any]) -> list[Any] | None:
