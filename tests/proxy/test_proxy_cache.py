@@ -73,6 +73,25 @@ def test_each_turn_goes_upstream_as_the_plain_rewrite_would_send_it(
     assert b'"file_path":"4"' in got[-1]
     stored = runtime.message_cache.stats()["entries"]
     assert (stored > 0) is (cache_mb > 0)
+    assert len(runtime.message_cache.tools) == (1 if cache_mb else 0)
+
+
+def test_small_turns_reuse_their_tools_through_serve(canned: Canned) -> None:
+    """Under the message cache's 64 KB floor, the tools array still comes from the cache,
+    and what goes upstream is still the plain rewrite's bytes."""
+    runtime, plain = load_runtime(), load_runtime()
+    app = create_app(ProxyConfig(upstream=canned.url), runtime)
+    base = json.loads((CAPTURE / "pi-turn2.json").read_text(encoding="utf-8"))
+    sent = [{**base, "messages": base["messages"][:n]} for n in range(1, 4)]
+    with running_app(app) as proxy:
+        for payload in sent:
+            r = loopback.post(proxy + "/v1/messages", content=orjson.dumps(payload), timeout=30)
+            assert r.status_code == 200, r.text
+    assert [seen.body for seen in canned.seen] == [
+        orjson.dumps(rewrite_outbound(plain, p).payload) for p in sent
+    ]
+    assert runtime.message_cache.stats()["entries"] == 0
+    assert len(runtime.message_cache.tools) == 1
 
 
 def test_a_body_that_is_not_a_json_object_still_gets_its_precise_400(canned: Canned) -> None:
