@@ -65,9 +65,13 @@ class _Event:
 
 def _parse_event(raw: bytes) -> _Event:
     body = raw.rstrip(b"\r\n")
-    m = _EOL.search(raw)
-    eol = m.group() if m else b"\n"
-    lines = _EOL.split(body) if body else []
+    if b"\r" in raw:
+        m = _EOL.search(raw)
+        eol = m.group() if m else b"\n"
+        lines = _EOL.split(body) if body else []
+    else:  # LF only, as every Anthropic endpoint sends: a plain split, no regex
+        eol = b"\n"
+        lines = body.split(b"\n") if body else []
     name: str | None = None
     data_parts: list[bytes] = []
     data_at = -1
@@ -128,15 +132,21 @@ class StreamRewriter:
         out: list[bytes] = []
         start = 0
         pos = self._scan
-        while True:
-            m = _BOUNDARY.search(buf, pos)
-            if m is None:
-                break
-            end = m.end()
-            if end == len(buf) and buf[end - 1] == 0x0D:  # a CR that may be half of CRLF
-                break
-            out.append(self._event(bytes(buf[start:end])))
-            start = pos = end
+        if b"\r" not in buf:  # LF only: the boundary is a blank line, found without a regex
+            while (at := buf.find(b"\n\n", pos)) >= 0:
+                end = at + 2
+                out.append(self._event(bytes(buf[start:end])))
+                start = pos = end
+        else:
+            while True:
+                m = _BOUNDARY.search(buf, pos)
+                if m is None:
+                    break
+                end = m.end()
+                if end == len(buf) and buf[end - 1] == 0x0D:  # a CR that may be half of CRLF
+                    break
+                out.append(self._event(bytes(buf[start:end])))
+                start = pos = end
         if start:
             del buf[:start]
         self._scan = max(0, len(buf) - 3)
