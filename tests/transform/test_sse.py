@@ -111,6 +111,20 @@ def test_line_endings_are_kept(eng: Engine, eol: bytes) -> None:
     assert out == run(eng, EXAMPLE).replace(b"\n", eol)
 
 
+def test_line_endings_that_change_mid_stream_at_every_boundary(eng: Engine) -> None:
+    """LF-only framing is found without the CR-aware regex; a stream whose first half is LF
+    and second half CRLF or CR, cut anywhere, still comes out as each half would alone."""
+    half = EXAMPLE.index(b"event: content_block_start")
+    for eol in (b"\r\n", b"\r"):
+        stream = EXAMPLE[:half] + EXAMPLE[half:].replace(b"\n", eol)
+        expected = run(eng, EXAMPLE)
+        expected = expected[:half] + expected[half:].replace(b"\n", eol)
+        assert run(eng, stream) == expected
+        for cut in range(1, len(stream)):
+            parts = [stream[:cut], stream[cut:]]
+            assert b"".join(eng.inbound_stream(parts, REGISTERED)) == expected, (eol, cut)
+
+
 def test_data_only_stream_without_event_lines(eng: Engine) -> None:
     stream = b"".join(
         line + b"\n" for line in EXAMPLE.split(b"\n") if not line.startswith(b"event:")
