@@ -1,8 +1,10 @@
-"""Running the proxy app under a real uvicorn server in a thread, on a free loopback port."""
+"""Running the proxy app under a real uvicorn server in a thread, on a free loopback port,
+and reading the access lines it wrote."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 import threading
 import time
@@ -10,8 +12,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import pytest
 import uvicorn
 
+from bridge_rules.proxy.obs import ACCESS_LOGGER
 from bridge_rules.proxy.server import UVICORN_OPTIONS
 
 
@@ -69,3 +73,14 @@ def running_app(app: Any, thread_name: str | None = None) -> Iterator[str]:
         server.should_exit = True
         thread.join(10)
         sock.close()
+
+
+def access_lines(caplog: pytest.LogCaptureFixture, count: int) -> list[dict[str, Any]]:
+    """The access lines ``caplog`` holds, once there are ``count`` (or after 5 s): a line is
+    written just after its response has gone, so the client can be ahead of it."""
+    deadline = time.monotonic() + 5
+    while True:
+        lines = [json.loads(r.getMessage()) for r in caplog.records if r.name == ACCESS_LOGGER]
+        if len(lines) >= count or time.monotonic() > deadline:
+            return lines
+        time.sleep(0.01)

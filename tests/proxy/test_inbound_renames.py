@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import logging
-import time
-from typing import Any
 
 import pytest
 from fake_upstream import FakeUpstream
-from servers import running_app
+from servers import access_lines, running_app
 from tests.proxy import loopback
 
 from bridge_rules.proxy import ProxyConfig, create_app
@@ -23,15 +20,6 @@ REQUEST = {
     "messages": [{"role": "user", "content": "look"}],
     "tools": [{"name": n, "input_schema": {"type": "object"}} for n in ("read", "bash", "other")],
 }
-
-
-def _lines(caplog: pytest.LogCaptureFixture, n: int) -> list[dict[str, Any]]:
-    deadline = time.monotonic() + 5  # a line is written just after its response has gone
-    while True:
-        lines = [json.loads(r.getMessage()) for r in caplog.records if r.name == ACCESS_LOGGER]
-        if len(lines) >= n or time.monotonic() > deadline:
-            return lines
-        time.sleep(0.01)
 
 
 def test_inbound_renames_on_the_access_line_and_in_metrics(
@@ -49,7 +37,7 @@ def test_inbound_renames_on_the_access_line_and_in_metrics(
         with loopback.stream("POST", url + "/v1/messages", json={**REQUEST, "stream": True}) as r:
             streamed = r.read()
         closed = loopback.post(url + "/v1/models")  # not rewritten: no inbound_renames
-        lines = _lines(caplog, 3)
+        lines = access_lines(caplog, 3)
         metrics = loopback.get(url + "/metrics").text
     assert [b["name"] for b in whole.json()["content"]] == ["read", "bash", "other"]
     assert b'"name":"read"' in streamed.replace(b" ", b"")

@@ -9,6 +9,7 @@ it, while the messages of earlier turns are served from the cache; with
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,10 +17,12 @@ from typing import Any
 import orjson
 import pytest
 from canned import Canned, Reply
-from servers import running_app
+from servers import access_lines, running_app
 from tests.proxy import loopback
 
 from bridge_rules.proxy import ProxyConfig, create_app
+from bridge_rules.proxy.obs import ACCESS_LOGGER
+from bridge_rules.proxy.ops import with_ops
 from bridge_rules.ruleset import load_runtime
 from bridge_rules.transform import rewrite_outbound
 
@@ -107,3 +110,41 @@ def test_a_body_that_is_not_a_json_object_still_gets_its_precise_400(canned: Can
             assert r.status_code == 400, body
             assert says in r.json()["error"]["message"]
     assert canned.seen == []
+
+
+def test_the_access_line_and_metrics_say_what_the_cache_served(
+    canned: Canned, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger=ACCESS_LOGGER)
+    app = create_app(ProxyConfig(upstream=canned.url), load_runtime())
+    with running_app(with_ops(app, canned.url)) as proxy:
+        for payload in turns(3):
+            r = loopback.post(proxy + "/v1/messages", content=orjson.dumps(payload), timeout=30)
+            assert r.status_code == 200, r.text
+        lines = access_lines(caplog, 3)
+        metrics = loopback.get(proxy + "/metrics").text
+    caches = [line["cache"] for line in lines]
+    assert caches[0] == {"reused": 0, "stored": 0, "tools": False}  # a first sight stores none
+    assert caches[1]["stored"] > 0
+    assert caches[1]["tools"] is True
+    assert caches[2]["reused"] >= caches[1]["stored"]
+    assert caches[2]["tools"] is True
+    reused = sum(c["reused"] for c in caches)
+    stored = sum(c["stored"] for c in caches)
+    assert f'bridge_rules_outbound_cache_messages_total{{result="reused"}} {reused:.1f}' in metrics
+    assert f'bridge_rules_outbound_cache_messages_total{{result="stored"}} {stored:.1f}' in metrics
+    assert "bridge_rules_outbound_cache_tools_total 2.0" in metrics
+
+
+def test_no_cache_field_when_the_cache_is_off(
+    canned: Canned, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger=ACCESS_LOGGER)
+    app = create_app(ProxyConfig(upstream=canned.url, outbound_cache_mb=0), load_runtime())
+    with running_app(app) as proxy:
+        payload = next(turns(1))
+        r = loopback.post(proxy + "/v1/messages", content=orjson.dumps(payload), timeout=30)
+        assert r.status_code == 200, r.text
+        (line,) = access_lines(caplog, 1)
+    assert "cache" not in line
+    assert line["gate"] is True

@@ -46,6 +46,7 @@ class ProxyApp:
     def __init__(self, rewriter: Rewriter, config: ProxyConfig) -> None:
         self.rewriter = body_rewriter(rewriter)
         self.config = config
+        self.cache_on = config.outbound_cache_mb > 0
         self.upstream = Upstream(config)
         self.debug = DebugLog(config.debug_log, config.log_prompts) if config.debug_log else None
         self.heap = HeapTrimmer.from_env()  # gives a large burst's heap back afterwards
@@ -149,6 +150,12 @@ class ProxyApp:
             record.stream = result.fields.get("stream") is True
             record.gate = result.gate_open
             record.renames = dict(result.renames)
+            if result.gate_open and self.cache_on:
+                record.cache = (
+                    getattr(result, "reused", 0),  # a test double's outcome need not say
+                    getattr(result, "stored", 0),
+                    getattr(result, "tools_reused", False),
+                )
             if self.debug is not None:
                 ex.debug["request_body"] = self.debug.body(jsonio.loads(body))
                 if result.gate_open:

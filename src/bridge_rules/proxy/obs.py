@@ -130,6 +130,7 @@ class AccessRecord:
     stream: bool | None = None
     gate: bool | None = None
     renames: dict[str, str] = field(default_factory=dict)
+    cache: tuple[int, int, bool] | None = None  # (messages reused, stored, tools reused)
     inbound_renames: dict[str, str] | None = None  # set when the response was rewritten
     inbound_renamed_calls: int = 0
     inbound_unmapped_calls: int = 0
@@ -158,6 +159,9 @@ class AccessRecord:
         if self.gate is not None:
             out["gate"] = self.gate
             out["renames"] = self.renames
+        if self.cache is not None:
+            reused, stored, tools = self.cache
+            out["cache"] = {"reused": reused, "stored": stored, "tools": tools}
         if self.inbound_renames is not None:
             out["inbound_renames"] = self.inbound_renames
         if self.upstream_status is not None:

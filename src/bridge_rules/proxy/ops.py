@@ -71,6 +71,18 @@ class Metrics:
             "Tool calls in responses whose name was mapped back to the agent's (JSON and SSE).",
             registry=self.registry,
         )
+        self.cached = Counter(
+            "bridge_rules_outbound_cache_messages",
+            "Request messages the outbound cache served (reused) or took in (stored).",
+            ["result"],
+            registry=self.registry,
+        )
+        self.cached_tools = Counter(
+            "bridge_rules_outbound_cache_tools",
+            "Rewritten requests whose tools array came from the outbound cache.",
+            registry=self.registry,
+        )
+        self._reused, self._stored = self.cached.labels("reused"), self.cached.labels("stored")
         self.gate_closed = Counter(
             "bridge_rules_gate_closed",
             "Rewritable requests passed through untouched because the gate was closed.",
@@ -122,6 +134,14 @@ class Metrics:
             self.gate_closed.inc()
         if record.renames:
             self.renames.inc(len(record.renames))
+        if record.cache is not None:
+            reused, stored, tools = record.cache
+            if reused:
+                self._reused.inc(reused)
+            if stored:
+                self._stored.inc(stored)
+            if tools:
+                self.cached_tools.inc()
         if record.inbound_renamed_calls:
             self.inbound_renames.inc(record.inbound_renamed_calls)
         if record.inbound_unmapped_calls:
