@@ -69,7 +69,8 @@ _SIGHTS = 4096
 TOOLS_ENTRIES = 8
 """Distinct ``tools`` arrays remembered (agents send one per session)."""
 TOOLS_BYTES = 4 * 1024 * 1024
-"""Their bytes as sent, all together; the parsed values they keep alive are a few times that."""
+"""Their bytes as sent, all together (and at most a quarter of the cache's ``max_bytes``); the
+parsed values they keep alive are a few times that."""
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -160,10 +161,20 @@ class ToolsMemo:
         with self._lock:
             entries = [e for e in self._entries if e.raw != entry.raw or e.context != entry.context]
             entries.insert(0, entry)
-            size = sum(len(e.raw) for e in entries)
-            while len(entries) > self.max_entries or size > self.max_bytes:
-                size -= len(entries.pop().raw)
             self._entries = entries
+            self._evict()
+
+    def limit(self, max_bytes: int) -> None:
+        """A new byte bound; what no longer fits leaves, least recently used first."""
+        with self._lock:
+            self.max_bytes = max_bytes
+            self._evict()
+
+    def _evict(self) -> None:
+        entries = self._entries
+        size = sum(len(e.raw) for e in entries)
+        while entries and (len(entries) > self.max_entries or size > self.max_bytes):
+            size -= len(entries.pop().raw)
 
     def clear(self) -> None:
         with self._lock:
@@ -205,7 +216,7 @@ class MessageCache:
         self._short_lengths: dict[int, dict[int, int]] = {}
         self._bytes = 0
         self._sights: OrderedDict[bytes, None] = OrderedDict()
-        self.tools = ToolsMemo()
+        self.tools = ToolsMemo(max_bytes=min(TOOLS_BYTES, max_bytes // 4))
         self.enabled = enabled
         self.max_entries = max_entries
         self.max_bytes = max_bytes
@@ -232,6 +243,7 @@ class MessageCache:
                 self.max_entries = max_entries
             if max_bytes is not None:
                 self.max_bytes = max_bytes
+                self.tools.limit(min(TOOLS_BYTES, max_bytes // 4))
             if min_body is not None:
                 self.min_body = min_body
             if not self.enabled:

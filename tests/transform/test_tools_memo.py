@@ -330,3 +330,19 @@ def test_the_proxys_exact_codec_keeps_big_integers_in_remembered_tools() -> None
     assert [r.body for r in exact] == [expected] * 3
     assert [r.tools_reused for r in exact] == [False, True, True]
     assert not rewrite_outbound_bytes(engine.runtime, body, env={}).tools_reused
+
+
+def test_a_smaller_cache_keeps_fewer_tools() -> None:
+    """The tools take at most a quarter of the cache's byte bound, shrunk at once."""
+    engine = default_engine()
+    body = body_of(SMALL)
+    same_as_plain(engine, body)
+    store = engine.runtime.message_cache
+    assert len(store.tools) == 1
+    assert store.tools.max_bytes == TOOLS_BYTES
+    store.configure(max_bytes=4 * len(orjson.dumps(PI_TOOLS)) - 4)  # a quarter: just too small
+    assert len(store.tools) == 0
+    assert not same_as_plain(engine, body).tools_reused
+    store.configure(max_bytes=4 * len(orjson.dumps(PI_TOOLS)))
+    same_as_plain(engine, body)
+    assert same_as_plain(engine, body).tools_reused
