@@ -13,7 +13,18 @@ from typing import Any
 
 import orjson
 import pytest
-from tests.transform.test_cache import CLOSED, CONVERSATION, fresh, in_threads, same_as_plain
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tests.budget import examples
+from tests.transform.test_cache import (
+    CLOSED,
+    CONVERSATION,
+    fresh,
+    in_threads,
+    message,
+    same_as_plain,
+    tool,
+)
 
 import bridge_rules
 from bridge_rules.engine import Engine
@@ -31,7 +42,8 @@ PI_TOOLS = [
     }
     for name in ("read", "bash", "edit", "write")
 ]
-SMALL = {"model": "claude-sonnet-4-5", "max_tokens": 100, "tools": PI_TOOLS}
+MODEL = "claude-sonnet-4-5"
+SMALL = {"model": MODEL, "max_tokens": 100, "tools": PI_TOOLS}
 
 
 def body_of(payload: dict[str, Any], messages: list[Any] = CONVERSATION) -> bytes:
@@ -126,6 +138,39 @@ def test_a_decoy_tools_array_inside_the_messages_is_not_cut() -> None:
     assert same_as_plain(engine, body).tools_reused  # its own tools, from the second time
     nested_only = orjson.dumps({**SMALL, "metadata": {"tools": PI_TOOLS}, "messages": []})
     same_as_plain(engine, nested_only)
+
+
+def test_a_nested_array_exactly_where_the_tools_stood_is_not_taken_for_them() -> None:
+    """The memo tries an array where it stood before, from the start and from the end; a
+    nested copy padded to stand exactly there is cut, but the cut must parse as the
+    top-level ``tools``, so it is abandoned and the body's own tools are used."""
+    engine = default_engine()
+    remembered = orjson.dumps(PI_TOOLS)
+    other = [{"name": "ls"}]
+    first = orjson.dumps({"model": MODEL, "tools": PI_TOOLS, "messages": CONVERSATION})
+    head = first.index(remembered)
+    opening = b'{"a":{"'  # then the padding key, then ":0,"tools": and the copy
+    pad = "p" * (head - len(opening) - len(b'":0,"tools":'))
+    decoy = {"a": {pad: 0, "tools": PI_TOOLS}, "model": MODEL, "tools": other}
+    second = orjson.dumps({**decoy, "messages": CONVERSATION})
+    assert second.index(remembered) == head
+    last = orjson.dumps(
+        {"model": MODEL, "messages": CONVERSATION, "tools": PI_TOOLS, "stream": False}
+    )
+    tail = len(last) - last.index(remembered)
+    closing = len(b',"q":""}}')  # after the copy: its padding field, then two braces
+    at_end = {"model": MODEL, "tools": other, "messages": CONVERSATION}
+    third = orjson.dumps(
+        {**at_end, "z": {"tools": PI_TOOLS, "q": "q" * (tail - len(remembered) - closing)}}
+    )
+    assert len(third) - third.rindex(remembered) == tail
+    for body in (first, last):
+        same_as_plain(engine, body)
+        assert same_as_plain(engine, body).tools_reused
+    for body in (second, third):
+        out = same_as_plain(engine, body)
+        assert not out.tools_reused
+        assert out.registered == ["ls"]
 
 
 def test_a_body_holding_the_tools_marker_is_handled_plainly() -> None:
@@ -346,3 +391,59 @@ def test_a_smaller_cache_keeps_fewer_tools() -> None:
     store.configure(max_bytes=4 * len(orjson.dumps(PI_TOOLS)))
     same_as_plain(engine, body)
     assert same_as_plain(engine, body).tools_reused
+
+
+GENERATED = fresh()  # one engine for every example: what one example leaves, others meet
+toolsets = st.lists(tool, max_size=4)
+layout = st.sampled_from(["tools first", "tools last", "tools between", "tools at the end"])
+decoy = st.fixed_dictionaries(
+    {
+        "role": st.just("assistant"),
+        "content": st.lists(
+            st.fixed_dictionaries(
+                {
+                    "type": st.just("tool_use"),
+                    "id": st.just("d"),
+                    "name": st.sampled_from(["bash", "x_custom"]),
+                    "input": st.fixed_dictionaries({"tools": toolsets}),
+                }
+            ),
+            min_size=1,
+            max_size=2,
+        ),
+    }
+)
+
+
+def laid_out(how: str, tools: list[Any], messages: list[Any]) -> bytes:
+    head = {"model": "claude-sonnet-4-5", "max_tokens": 64}
+    if how == "tools first":
+        return orjson.dumps({**head, "tools": tools, "messages": messages})
+    if how == "tools last":
+        return orjson.dumps({**head, "messages": messages, "tools": tools})
+    if how == "tools between":
+        return orjson.dumps({**head, "system": "s", "tools": tools, "messages": messages})
+    return orjson.dumps({**head, "messages": messages, "tools": tools, "stream": False})
+
+
+@settings(max_examples=examples(150), suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(
+    st.lists(
+        st.tuples(layout, toolsets, st.lists(message | decoy, min_size=1, max_size=4)),
+        min_size=1,
+        max_size=6,
+    ),
+    st.data(),
+)
+def test_generated_layouts_decoys_and_changing_tools(
+    turns: list[tuple[str, list[Any], list[Any]]], data: st.DataObject
+) -> None:
+    """Tools before, after or between other fields, decoy ``tools`` arrays inside tool calls
+    (often the very array another example sent), and tools that change or come back: every
+    request gives the plain path's bytes."""
+    history: list[Any] = []
+    for how, tools, new in turns:
+        history = [*history, *new]
+        body = laid_out(how, tools, history)
+        for _ in range(data.draw(st.integers(1, 2), label="times sent")):
+            same_as_plain(GENERATED, body)
