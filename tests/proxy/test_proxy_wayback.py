@@ -97,3 +97,22 @@ def test_a_stripped_pipeline_is_applied_to_the_next_tool_result(canned: Canned) 
     sent = json.loads(canned.seen[-1].body)
     assert sent["messages"][1]["content"][0]["input"] == {"command": command}
     assert sent["messages"][2]["content"][0]["content"] == "FAIL b\nFAIL d\n"
+
+
+def test_a_response_the_rewrite_leaves_alone_goes_back_byte_for_byte(canned: Canned) -> None:
+    """A text answer (or a call under a name nobody renames) is sent as the upstream wrote
+    it, spacing and number spelling included; a renamed call is re-serialised."""
+    text = (
+        b'{ "type": "message",  "role": "assistant",\n  "content": [{"type": "text",'
+        b' "text": "done \\u00e9"}], "usage": {"input_tokens": 1.0e1, "output_tokens": 5} }'
+    )
+    app = create_app(ProxyConfig(upstream=canned.url), load_runtime())
+    with running_app(app) as proxy:
+        canned.reply = Reply(body=[text])
+        same = loopback.post(proxy + "/v1/messages", json=request("read"))
+        canned.reply = answer(("t1", "Read", {"file_path": "a"}))
+        renamed = loopback.post(proxy + "/v1/messages", json=request("read"))
+    assert same.content == text
+    assert same.headers["content-length"] == str(len(text))
+    assert renamed.content.startswith(b'{"type":"message"')
+    assert [c["name"] for c in renamed.json()["content"]] == ["read"]

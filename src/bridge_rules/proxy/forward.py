@@ -2,7 +2,8 @@
 
 Three ways back: untouched (gate closed, errors, other paths, count_tokens),
 a rewritten SSE stream sent event by event as the rewriter yields it, or a
-rewritten JSON message with a recomputed ``content-length``.
+rewritten JSON message with a recomputed ``content-length`` (the upstream's own
+bytes, decompressed, when the rewrite changed nothing in it).
 """
 
 from __future__ import annotations
@@ -143,6 +144,17 @@ async def _stream(
         ex.reply.record.noted(report)
 
 
+def _same(rewritten: Any, message: dict[str, Any]) -> bool:
+    """Whether the rewrite left the message as it was: the same fields, each the very object
+    parsed (the rewrite copies on change, so an equal value is not enough: an adapter may
+    turn ``1`` into ``true``, which Python calls equal)."""
+    if rewritten is message:
+        return True
+    if type(rewritten) is not dict or len(rewritten) != len(message):
+        return False
+    return all(k in rewritten and rewritten[k] is v for k, v in message.items())
+
+
 async def _message(
     upstream: Upstream, rewriter: BodyRewriter, ex: Exchange, response: aiohttp.ClientResponse
 ) -> None:
@@ -161,7 +173,8 @@ async def _message(
             rewritten, report = rewriter.inbound_report(message, ex.registered)
             ex.reply.record.noted(report)
             unmapped = report.header_value() or ""
-            data = jsonio.dumps(rewritten)
+            if not _same(rewritten, message):  # else the upstream's own bytes go back
+                data = jsonio.dumps(rewritten)
             if ex.debug_log is not None:
                 ex.debug["response_body"] = ex.debug_log.body(rewritten)
     headers = filter_headers(response.raw_headers, REWRITE_DROP)
