@@ -12,6 +12,9 @@ message about a name the agent never used, ``wire_names`` decides at run time:
 * two tools under one wire name: ``error`` (default) rejects the same way;
   ``first`` sends the first and drops the others (listed in ``dropped``, and not
   registered, so the way back maps the name to the tool that was sent).
+
+What the tools say (:func:`wire_verdict`) depends on them and the rules alone, so the
+outbound cache keeps it with them; :func:`apply_verdict` applies it to one result.
 """
 
 from __future__ import annotations
@@ -126,11 +129,4 @@ def apply_verdict(result: R, verdict: Verdict) -> R:
     return result
 
 
-def check_wire_names(rt: Runtime, result: R) -> R:
-    """``result`` with ``rejected`` set, or the colliding tools dropped, as ``wire_names`` says."""
-    payload = result.payload
-    tools = payload.get("tools") if isinstance(payload, dict) else None
-    return apply_verdict(result, wire_verdict(rt, tools, result.registered))
-
-
-__all__ = ["NOTHING", "Verdict", "apply_verdict", "check_wire_names", "wire_verdict"]
+__all__ = ["NOTHING", "Verdict", "apply_verdict", "wire_verdict"]

@@ -284,7 +284,7 @@ def tools_outcome(rt: Runtime, tools: list[Any]) -> ToolsOutcome:
         frozenset(rw.typed),
         tuple(rw.dropped),
         tuple(rw.renames.items()),
-        uses_tool_search({"tools": sent}),
+        uses_tool_search(sent),
         wire_verdict(rt, sent, rw.registered),
     )
 

@@ -54,9 +54,8 @@ def rename_references(value: Any, rename: Rename, depth: int = 0) -> Any:
     return {**value, **changed} if changed else value
 
 
-def uses_tool_search(payload: dict[str, Any]) -> bool:
-    """Whether a request can carry ``tool_reference`` blocks at all."""
-    tools = payload.get("tools")
+def uses_tool_search(tools: Any) -> bool:
+    """Whether a request with these ``tools`` can carry ``tool_reference`` blocks at all."""
     if not isinstance(tools, list):
         return False
     for tool in tools:
@@ -68,18 +67,11 @@ def uses_tool_search(payload: dict[str, Any]) -> bool:
     return False
 
 
-def references_out(
-    rt: Runtime, payload: dict[str, Any], search: bool | None = None
-) -> dict[str, Any]:
-    """History's tool references under their wire names.
-
-    ``search``: whether the request's tools allow references (``uses_tool_search``),
-    when the caller already knows.
-    """
+def references_out(rt: Runtime, payload: dict[str, Any], search: bool) -> dict[str, Any]:
+    """History's tool references under their wire names; ``search``: whether the request's
+    tools allow references at all (:func:`uses_tool_search`)."""
     messages = payload.get("messages")
-    if not isinstance(messages, list):
-        return payload
-    if not (uses_tool_search(payload) if search is None else search):
+    if not search or not isinstance(messages, list):
         return payload
     out: list[Any] | None = None
     for i, message in enumerate(messages):
