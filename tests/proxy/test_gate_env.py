@@ -9,17 +9,12 @@ import pytest
 from canned import Canned, Reply
 from servers import running_app
 from tests.proxy import loopback
+from tests.proxy.test_proxy_http import REQUEST
 
 from bridge_rules.proxy import ProxyConfig, create_app
 from bridge_rules.ruleset import load_runtime
 
 DISABLE = "PI_ANTHROPIC_MESSAGES_DISABLE_CANONICAL"
-REQUEST = {
-    "model": "claude-sonnet-4-5",
-    "max_tokens": 10,
-    "messages": [{"role": "user", "content": "hi"}],
-    "tools": [{"name": "read", "input_schema": {"type": "object"}}],
-}
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ a whole object and as received otherwise; the end of a truncated stream releases
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -90,6 +90,20 @@ def _parse_event(raw: bytes) -> _Event:
     return _Event(raw, lines, eol, name, data_at, b"\n".join(data_parts))
 
 
+def _event_ends(buf: bytearray, pos: int) -> Iterator[int]:
+    """Where each complete event in ``buf`` ends, looking from ``pos``."""
+    if b"\r" not in buf:  # LF only: the boundary is a blank line, found without a regex
+        while (at := buf.find(b"\n\n", pos)) >= 0:
+            pos = at + 2
+            yield pos
+        return
+    while (m := _BOUNDARY.search(buf, pos)) is not None:
+        pos = m.end()
+        if pos == len(buf) and buf[pos - 1] == 0x0D:  # a CR that may be half of CRLF
+            return
+        yield pos
+
+
 def _is_data(line: bytes) -> bool:
     return line.startswith(b"data:") or line == b"data"
 
@@ -131,22 +145,9 @@ class StreamRewriter:
         buf += chunk
         out: list[bytes] = []
         start = 0
-        pos = self._scan
-        if b"\r" not in buf:  # LF only: the boundary is a blank line, found without a regex
-            while (at := buf.find(b"\n\n", pos)) >= 0:
-                end = at + 2
-                out.append(self._event(bytes(buf[start:end])))
-                start = pos = end
-        else:
-            while True:
-                m = _BOUNDARY.search(buf, pos)
-                if m is None:
-                    break
-                end = m.end()
-                if end == len(buf) and buf[end - 1] == 0x0D:  # a CR that may be half of CRLF
-                    break
-                out.append(self._event(bytes(buf[start:end])))
-                start = pos = end
+        for end in _event_ends(buf, self._scan):
+            out.append(self._event(bytes(buf[start:end])))
+            start = end
         if start:
             del buf[:start]
         self._scan = max(0, len(buf) - 3)
