@@ -6,8 +6,12 @@ write deeper than 254. Payloads are client data, so both happen. Here orjson doe
 the work whenever it is exact, and a slower path that keeps every integer as
 written and has no depth limit (no recursion: explicit stacks) takes over when:
 
-* the bytes hold a run of 19 or more digits (a cheap scan; below that every JSON
-  integer fits orjson's ``i64``/``u64``), or orjson refuses the depth, on the way in;
+* on the way in, orjson refuses the depth, or the bytes hold a run of 19 or more
+  digits (a cheap scan; below that every JSON integer fits orjson's ``i64``/``u64``)
+  and orjson's own parse then holds a float of 2**63 or more in magnitude (what an
+  integer it could not keep becomes) or fails. A long run inside a string (a
+  nanosecond timestamp, a snowflake id in a tool result) so costs one walk over
+  orjson's parse, not the slow parser, which is some 20 times slower;
 * orjson refuses the value (a big integer, a :class:`BigNumber`, the depth, a lone
   surrogate), on the way out.
 
@@ -32,6 +36,7 @@ scanstring: Callable[[str, int, bool], tuple[str, int]] = json.decoder.scanstrin
 
 _DIGITS = bytes(0x30 if 0x30 <= i <= 0x39 else 0x2E for i in range(256))
 _LONG_RUN = b"0" * 19  # -9223372036854775809 is the shortest integer orjson cannot keep
+_ROUNDED = float(2**63)  # orjson keeps i64/u64 as int; a longer integer is a float this big
 _INT_DIGITS = 4300  # CPython's default int max str digits
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 _WS = re.compile(r"[ \t\n\r]*")
@@ -59,17 +64,37 @@ class BigNumber:
 def loads(data: bytes | bytearray | memoryview | str) -> Any:
     """Parse JSON exactly; raises :data:`JSONDecodeError` (a ``ValueError``) when invalid."""
     raw = data.encode() if isinstance(data, str) else bytes(data)
-    if _LONG_RUN not in raw.translate(_DIGITS):
-        try:
-            return orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
-            if "depth" not in str(exc):
-                raise
+    long_run = _LONG_RUN in raw.translate(_DIGITS)
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        if not long_run and "depth" not in str(exc):
+            raise
+    else:
+        if not long_run or not _holds_rounded(value):
+            return value
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise JSONDecodeError(f"invalid UTF-8: {exc.reason}", "", exc.start) from None
     return _Parser(text).parse()
+
+
+def _holds_rounded(value: Any) -> bool:
+    """Whether orjson's parse holds a float that may be an integer it could not keep (any
+    integer beyond ``i64``/``u64`` comes back as a float of at least 2**63 in magnitude)."""
+    stack = [value]
+    pop, many = stack.pop, stack.extend
+    while stack:
+        item = pop()
+        kind = type(item)
+        if kind is dict:
+            many(item.values())
+        elif kind is list:
+            many(item)
+        elif kind is float and not -_ROUNDED < item < _ROUNDED:
+            return True
+    return False
 
 
 def dumps(value: Any) -> bytes:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from unittest import mock
 
 import orjson
 import pytest
@@ -89,3 +90,54 @@ def test_non_json_values_are_a_type_error() -> None:
         jsonio.dumps([2**70, object()])
     with pytest.raises(TypeError):
         jsonio.dumps({1: 2**70})
+
+
+digit_strings = st.from_regex(r"\A[a-z:]{0,3}[0-9]{19,40}[a-z]{0,3}\Z")
+# Floats below 2**63 in magnitude: a larger one may be an integer orjson rounded, and is
+# read again by the slow parser (tested below).
+small_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**63), max_value=2**64 - 1)
+    | st.floats(min_value=-9e18, max_value=9e18)
+    | st.text()
+)
+values_with_long_runs = st.recursive(
+    small_scalars | digit_strings,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text(max_size=3) | digit_strings, inner, max_size=4)
+    ),
+    max_leaves=30,
+)
+
+
+@given(values_with_long_runs)
+def test_long_digit_runs_in_strings_keep_the_fast_path(value: Any) -> None:
+    # A nanosecond timestamp or a snowflake id in a tool result is a run of 19+ digits
+    # inside a string: orjson's parse is exact there, and the slow parser (some 20 times
+    # slower) must not run.
+    def refuse(text: str) -> None:
+        raise AssertionError("the slow parser ran")
+
+    data = orjson.dumps(value)
+    with mock.patch.object(jsonio, "_Parser", refuse):
+        assert jsonio.loads(data) == orjson.loads(data)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b'["1732550000000000000000",18446744073709551616]',
+        b'{"ts":"1732550000000000000000","x":-9223372036854775809}',
+        b'["1732550000000000000000",' + b"9" * 400 + b"]",
+    ],
+)
+def test_a_long_run_beside_a_big_integer_is_still_exact(text: bytes) -> None:
+    assert jsonio.dumps(jsonio.loads(text)) == text
+
+
+def test_a_large_float_beside_a_long_run_is_still_a_float() -> None:
+    parsed = jsonio.loads(b'["1732550000000000000000",1e19,-1.5e300,9223372036854775807]')
+    assert parsed == ["1732550000000000000000", 1e19, -1.5e300, 2**63 - 1]
+    assert [type(v) for v in parsed] == [str, float, float, int]
