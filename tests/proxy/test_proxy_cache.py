@@ -31,7 +31,7 @@ CAPTURE = Path(__file__).resolve().parents[1] / "golden" / "captures"
 
 def turns(count: int) -> Iterator[dict[str, Any]]:
     """A pi conversation growing by a tool call and its result per turn, past the cache's
-    64 KB floor from the first turn."""
+    size floor (``min_body``) from the first turn."""
     base = json.loads((CAPTURE / "pi-alltools-parallel-turn2.json").read_text(encoding="utf-8"))
     messages: list[dict[str, Any]] = [{"role": "user", "content": "x" * 70_000}]
     for i in range(count):
@@ -80,8 +80,8 @@ def test_each_turn_goes_upstream_as_the_plain_rewrite_would_send_it(
 
 
 def test_small_turns_reuse_their_tools_through_serve(canned: Canned) -> None:
-    """Under the message cache's 64 KB floor, the tools array still comes from the cache,
-    and what goes upstream is still the plain rewrite's bytes."""
+    """Under the message cache's size floor (``min_body``), the tools array still comes from
+    the cache, and what goes upstream is still the plain rewrite's bytes."""
     runtime, plain = load_runtime(), load_runtime()
     app = create_app(ProxyConfig(upstream=canned.url), runtime)
     base = json.loads((CAPTURE / "pi-turn2.json").read_text(encoding="utf-8"))

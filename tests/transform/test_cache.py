@@ -436,3 +436,27 @@ def test_a_conversation_bigger_than_the_cache_keeps_its_head_cached() -> None:
     last = same_as_plain(engine, with_messages(BASE, turns[-1]))
     assert last.reused >= 40  # the head the cap holds (~43 messages of 2 KB in and out)
     assert engine.runtime.message_cache.stats()["bytes"] <= 180_000
+
+
+def test_default_settings_cache_a_conversation_from_16_kb() -> None:
+    """The proxy's defaults: turns under ``min_body`` go the plain way; an agent's
+    conversation is reused from the turn after it passes 16 KB, well before 64 KB."""
+    engine = bridge_rules.load()
+    floor = engine.runtime.message_cache.min_body
+    messages: list[Any] = [{"role": "user", "content": "go"}]
+    seen: list[tuple[int, int]] = []
+    for i in range(40):
+        call = {"type": "tool_use", "id": f"toolu_{i}", "name": "read", "input": {"path": f"{i}"}}
+        result = {"type": "tool_result", "tool_use_id": f"toolu_{i}", "content": "line\n" * 100}
+        messages = [
+            *messages,
+            {"role": "assistant", "content": [call]},
+            {"role": "user", "content": [result]},
+        ]
+        body = with_messages(BASE, messages)
+        done = same_as_plain(engine, body)
+        seen.append((len(body), done.reused))
+        if len(body) >= 24 * 1024:
+            break
+    assert all(reused == 0 for size, reused in seen if size < floor)
+    assert any(reused > 0 for size, reused in seen if size < 24 * 1024)
