@@ -3,17 +3,19 @@
 orjson turns integers beyond 64 bits into floats (``18446744073709551617`` comes back
 as ``1.8446744073709552e+19``), refuses to parse deeper than 1,024 levels and to
 write deeper than 254. Payloads are client data, so both happen. Here orjson does
-the work whenever it is exact, and a slower path that keeps every integer as
-written and has no depth limit (no recursion: explicit stacks) takes over when:
+the work whenever it is exact, and an exact path takes over when:
 
 * on the way in, orjson refuses the depth, or the bytes hold a run of 19 or more
   digits (a cheap scan; below that every JSON integer fits orjson's ``i64``/``u64``)
   and orjson's own parse then holds a float of 2**63 or more in magnitude (what an
   integer it could not keep becomes) or fails. A long run inside a string (a
   nanosecond timestamp, a snowflake id in a tool result) so costs one walk over
-  orjson's parse, not the slow parser, which is some 20 times slower;
+  orjson's parse. The exact reader is the standard library's C parser, which keeps
+  integers exact and is about as fast as orjson; nesting past its recursion limit
+  (and NaN or Infinity, to report where) goes to a parser with explicit stacks;
 * orjson refuses the value (a big integer, a :class:`BigNumber`, the depth, a lone
-  surrogate), on the way out.
+  surrogate), on the way out. Containers near the top are then offered to orjson
+  one by one, so only the path down to what it refuses is written value by value.
 
 Integers keep their exact value as Python ``int``. One longer than Python's
 int-to-string limit (4,300 digits, a guard against quadratic conversion) is kept as
@@ -65,10 +67,12 @@ def loads(data: bytes | bytearray | memoryview | str) -> Any:
     """Parse JSON exactly; raises :data:`JSONDecodeError` (a ``ValueError``) when invalid."""
     raw = data.encode() if isinstance(data, str) else bytes(data)
     long_run = _LONG_RUN in raw.translate(_DIGITS)
+    deep = False
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        if not long_run and "depth" not in str(exc):
+        deep = "depth" in str(exc)
+        if not long_run and not deep:
             raise
     else:
         if not long_run or not _holds_rounded(value):
@@ -77,7 +81,27 @@ def loads(data: bytes | bytearray | memoryview | str) -> Any:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise JSONDecodeError(f"invalid UTF-8: {exc.reason}", "", exc.start) from None
+    if not deep:  # the standard library's limit is below orjson's: no use trying it then
+        try:
+            return _EXACT.decode(text)
+        except (RecursionError, _Constant):
+            pass
     return _Parser(text).parse()
+
+
+class _Constant(Exception):
+    """NaN or Infinity, which the standard library reads and JSON does not have."""
+
+
+def _exact_int(text: str) -> int | BigNumber:
+    return int(text) if len(text) <= _INT_DIGITS else BigNumber(text)
+
+
+def _no_constant(text: str) -> None:
+    raise _Constant(text)
+
+
+_EXACT = json.JSONDecoder(parse_int=_exact_int, parse_constant=_no_constant)
 
 
 def _holds_rounded(value: Any) -> bool:
@@ -192,6 +216,10 @@ class _Parser:
 
 # ------------------------------------------------------------------ slow path, writing
 _END = object()
+_CONTAINERS = (dict, list, tuple)
+_OFFER_DEPTH = 8
+"""Containers this close to the top are offered to orjson whole: what a refused offer
+wastes is bounded by this many passes over the body, even down a chain nested past 254."""
 
 
 def _scalar(value: Any) -> bytes:
@@ -211,11 +239,22 @@ def _scalar(value: Any) -> bytes:
 
 
 def _encode(value: Any) -> bytes:
+    """``value`` (which orjson refused whole) as orjson would write it. Below the top,
+    each container within :data:`_OFFER_DEPTH` levels is offered to orjson first; the
+    ones it refuses (and everything deeper) are written here, value by value."""
     out: list[bytes] = []
     stack: list[list[Any]] = []  # [iterator, closer, first, is_object]
     current = value
     while True:
-        if isinstance(current, dict):
+        whole: bytes | None = None
+        if 0 < len(stack) < _OFFER_DEPTH and type(current) in _CONTAINERS:
+            try:
+                whole = orjson.dumps(current)
+            except TypeError:  # refused: written here, value by value
+                whole = None
+        if whole is not None:
+            out.append(whole)
+        elif isinstance(current, dict):
             out.append(b"{")
             stack.append([iter(current.items()), b"}", True, True])
         elif isinstance(current, (list, tuple)):

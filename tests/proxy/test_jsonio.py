@@ -141,3 +141,43 @@ def test_a_large_float_beside_a_long_run_is_still_a_float() -> None:
     parsed = jsonio.loads(b'["1732550000000000000000",1e19,-1.5e300,9223372036854775807]')
     assert parsed == ["1732550000000000000000", 1e19, -1.5e300, 2**63 - 1]
     assert [type(v) for v in parsed] == [str, float, float, int]
+
+
+def test_a_big_integer_is_read_by_the_c_parser_not_value_by_value() -> None:
+    # The standard library's C parser keeps integers exact; the explicit-stack parser (20
+    # times slower) is only for nesting past the recursion limit.
+    text = orjson.dumps({"messages": [{"n": i, "t": "x"} for i in range(1000)]})[:-1]
+    text += b',"big":18446744073709551617,"huge":' + b"7" * 5000 + b"}"
+
+    def refuse(text: str) -> None:
+        raise AssertionError("the explicit-stack parser ran")
+
+    with mock.patch.object(jsonio, "_Parser", refuse):
+        parsed = jsonio.loads(text)
+    assert parsed["big"] == 2**64 + 1
+    assert parsed["huge"] == jsonio.BigNumber("7" * 5000)
+    assert jsonio.dumps(parsed) == text
+
+
+def test_only_the_path_to_a_big_integer_is_written_value_by_value() -> None:
+    value = {"messages": [{"n": i, "t": "x"} for i in range(1000)], "tail": [[[2**70]]]}
+    written = []
+    scalar = jsonio._scalar
+
+    def counted(item: Any) -> bytes:
+        written.append(item)
+        return scalar(item)
+
+    with mock.patch.object(jsonio, "_scalar", counted):
+        data = jsonio.dumps(value)
+    assert data == orjson.dumps({**value, "tail": [[[0]]]}).replace(
+        b"[[[0]]]", b"[[[1180591620717411303424]]]"
+    )
+    assert written == ["messages", "tail", 2**70]  # the keys on the way, and the integer
+
+
+@pytest.mark.parametrize("depth", [300, 1000, 3000])
+def test_a_deep_value_inside_a_wide_body_is_written_whole(depth: int) -> None:
+    text = orjson.dumps({"messages": [{"n": i} for i in range(100)]})[:-1]
+    text += b',"deep":' + b"[" * depth + b"1" + b"]" * depth + b"}"
+    assert jsonio.dumps(jsonio.loads(text)) == text
