@@ -1,44 +1,38 @@
-"""JSON in and out of the proxy: orjson's speed, without its two limits.
+"""JSON in and out of the proxy: the C parsers' speed, without orjson's two limits.
 
 orjson turns integers beyond 64 bits into floats (``18446744073709551617`` comes back
 as ``1.8446744073709552e+19``), refuses to parse deeper than 1,024 levels and to
-write deeper than 254. Payloads are client data, so both happen. Here orjson does
-the work whenever it is exact, and an exact path takes over when:
+write deeper than 254. Payloads are client data, so both happen. Here:
 
-* on the way in, orjson refuses the depth, or the bytes hold a run of 19 or more
-  digits (a cheap scan; below that every JSON integer fits orjson's ``i64``/``u64``)
-  and orjson's own parse then holds a float of 2**63 or more in magnitude (what an
-  integer it could not keep becomes) or fails. A long run inside a string (a
-  nanosecond timestamp, a snowflake id in a tool result) so costs one walk over
-  orjson's parse. The exact reader is the standard library's C parser, which keeps
-  integers exact and is about as fast as orjson; nesting past its recursion limit
-  (and NaN or Infinity, to report where) goes to a parser with explicit stacks;
-* orjson refuses the value (a big integer, a :class:`BigNumber`, the depth, a lone
-  surrogate), on the way out. Containers near the top are then offered to orjson
-  one by one, so only the path down to what it refuses is written value by value.
-
-Integers keep their exact value as Python ``int``. One longer than Python's
-int-to-string limit (4,300 digits, a guard against quadratic conversion) is kept as
-a :class:`BigNumber` holding its text, which is written back as it came.
+* reading is msgspec's JSON decoder: as fast as orjson, and exact for integers of
+  any size up to Python's int-to-string limit (4,300 digits, a guard against
+  quadratic conversion). A longer integer goes to the standard library's C parser
+  and is kept as a :class:`BigNumber` holding its text, written back as it came.
+  Nesting past the recursion limit goes to a parser with explicit stacks. Invalid
+  JSON raises orjson's error, with its position;
+* writing is orjson's whenever it takes the value. When it refuses (a big integer,
+  a :class:`BigNumber`, the depth, a lone surrogate), containers near the top are
+  offered to it one by one, so only the path down to what it refuses is written
+  value by value.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
 import re
 from collections.abc import Callable
 from json.encoder import encode_basestring_ascii
 from typing import Any
 
+import msgspec
 import orjson
 
 JSONDecodeError = json.JSONDecodeError  # orjson's own error is a subclass of it
 # The stdlib's C string scanner (not in the type stubs): text after an opening quote.
 scanstring: Callable[[str, int, bool], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 
-_DIGITS = bytes(0x30 if 0x30 <= i <= 0x39 else 0x2E for i in range(256))
-_LONG_RUN = b"0" * 19  # -9223372036854775809 is the shortest integer orjson cannot keep
-_ROUNDED = float(2**63)  # orjson keeps i64/u64 as int; a longer integer is a float this big
 _INT_DIGITS = 4300  # CPython's default int max str digits
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 _WS = re.compile(r"[ \t\n\r]*")
@@ -66,59 +60,96 @@ class BigNumber:
 def loads(data: bytes | bytearray | memoryview | str) -> Any:
     """Parse JSON exactly; raises :data:`JSONDecodeError` (a ``ValueError``) when invalid."""
     raw = data.encode() if isinstance(data, str) else bytes(data)
-    long_run = _LONG_RUN in raw.translate(_DIGITS)
-    deep = False
     try:
-        value = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        deep = "depth" in str(exc)
-        if not long_run and not deep:
-            raise
-    else:
-        if not long_run or not _holds_rounded(value):
-            return value
+        return _decode(raw)
+    except msgspec.ValidationError:  # a number it cannot hold: a longer integer, or 1e400
+        return _exact(_text(raw), deep=False)
+    except RecursionError:
+        return _exact(_text(raw), deep=True)
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        pass
+    orjson.loads(raw)  # not JSON: orjson says where (its error is a JSONDecodeError)
+    return _exact(_text(raw), deep=False)  # orjson disagrees: the exact path decides
+
+
+def _text(raw: bytes) -> str:
     try:
-        text = raw.decode("utf-8")
+        return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise JSONDecodeError(f"invalid UTF-8: {exc.reason}", "", exc.start) from None
-    if not deep:  # the standard library's limit is below orjson's: no use trying it then
-        try:
+
+
+def _exact(text: str, deep: bool) -> Any:
+    """The standard library's C parser, integers exact; the explicit-stack parser for
+    nesting past the recursion limit and to locate NaN, Infinity or an out-of-range float."""
+    value = _read_exact(text, deep)
+    if _holds_lone_surrogate(value):  # refused here as the fast path refuses it
+        raise JSONDecodeError("a \\u escape leaves a lone surrogate", text, _lone_escape_at(text))
+    return value
+
+
+def _read_exact(text: str, deep: bool) -> Any:
+    if not deep:
+        with contextlib.suppress(RecursionError, _Refused):
             return _EXACT.decode(text)
-        except (RecursionError, _Constant):
-            pass
     return _Parser(text).parse()
 
 
-class _Constant(Exception):
-    """NaN or Infinity, which the standard library reads and JSON does not have."""
+_SURROGATE_ESCAPES = re.compile(
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|\\u[dD][89a-fA-F][0-9a-fA-F]{2}"
+)
 
 
-def _exact_int(text: str) -> int | BigNumber:
-    return int(text) if len(text) <= _INT_DIGITS else BigNumber(text)
-
-
-def _no_constant(text: str) -> None:
-    raise _Constant(text)
-
-
-_EXACT = json.JSONDecoder(parse_int=_exact_int, parse_constant=_no_constant)
-
-
-def _holds_rounded(value: Any) -> bool:
-    """Whether orjson's parse holds a float that may be an integer it could not keep (any
-    integer beyond ``i64``/``u64`` comes back as a float of at least 2**63 in magnitude)."""
+def _holds_lone_surrogate(value: Any) -> bool:
     stack = [value]
     pop, many = stack.pop, stack.extend
     while stack:
         item = pop()
         kind = type(item)
         if kind is dict:
+            many(item)
             many(item.values())
         elif kind is list:
             many(item)
-        elif kind is float and not -_ROUNDED < item < _ROUNDED:
-            return True
+        elif kind is str and not item.isascii():
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
     return False
+
+
+def _lone_escape_at(text: str) -> int:
+    """Where the first unpaired surrogate escape stands (0 when none is found)."""
+    for match in _SURROGATE_ESCAPES.finditer(text):
+        if len(match.group()) == 6:
+            return match.start()
+    return 0
+
+
+class _Refused(Exception):
+    """A number JSON does not have (NaN, Infinity) or a double cannot hold."""
+
+
+def _exact_int(text: str) -> int | BigNumber:
+    return int(text) if len(text) <= _INT_DIGITS else BigNumber(text)
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise _Refused(text)
+    return value
+
+
+def _no_constant(text: str) -> None:
+    raise _Refused(text)
+
+
+_decode = msgspec.json.Decoder().decode
+_EXACT = json.JSONDecoder(
+    parse_int=_exact_int, parse_float=_finite_float, parse_constant=_no_constant
+)
 
 
 def dumps(value: Any) -> bytes:
@@ -163,7 +194,10 @@ class _Parser:
             raise self.fail("expected a value", pos)
         text = m.group()
         if m.group(1) or m.group(2):
-            return float(text), m.end()
+            number = float(text)
+            if math.isinf(number):
+                raise self.fail("number out of range for a double", pos)
+            return number, m.end()
         if len(text) > _INT_DIGITS:
             return BigNumber(text), m.end()
         return int(text), m.end()

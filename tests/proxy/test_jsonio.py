@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 from unittest import mock
 
@@ -70,9 +71,28 @@ def test_exact_and_deep_documents_round_trip(text: bytes) -> None:
     assert jsonio.dumps(jsonio.loads(text)) == text
 
 
-def test_a_lone_surrogate_keeps_its_escape() -> None:
-    text = b'["a\\ud800b",' + b"1" * 25 + b"]"
-    assert jsonio.dumps(jsonio.loads(text)) == text
+def test_a_lone_surrogate_is_refused_as_orjson_refuses_it() -> None:
+    with pytest.raises(jsonio.JSONDecodeError):
+        jsonio.loads(b'["a\\ud800b",' + b"1" * 25 + b"]")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b'["a\\ud800b",' + b"1" * 5000 + b"]",  # an integer past int()'s limit: the exact path
+        b"[" + b"1" * 5000 + b',{"\\udc00":1}]',
+        b"[" * 1100 + b'"\\ud83d"' + b"]" * 1100,  # past the recursion limit
+    ],
+    ids=["string-first", "key-after-integer", "deep"],
+)
+def test_a_lone_surrogate_is_refused_on_every_path(text: bytes) -> None:
+    with pytest.raises(jsonio.JSONDecodeError, match="surrogate"):
+        jsonio.loads(text)
+
+
+def test_a_surrogate_pair_escape_is_read_on_every_path() -> None:
+    for text in (b'["\\ud83d\\ude00",1]', b'["\\ud83d\\ude00",' + b"1" * 5000 + b"]"):
+        assert jsonio.loads(text)[0] == "\U0001f600"
 
 
 @pytest.mark.parametrize(
@@ -80,7 +100,9 @@ def test_a_lone_surrogate_keeps_its_escape() -> None:
     [b"", b"[1,]", b'{"a" 1}', b"[1] x", b"01", b"[NaN]", b"{1:2}", b'"\xff"', b"[" * 2000],
 )
 def test_invalid_json_is_a_decode_error_on_both_paths(text: bytes) -> None:
-    for doc in (text, b"[" + b"1" * 25 + b"," + text + b"]"):
+    exact = b"[" + b"1" * 5000 + b"," + text + b"]"  # past int()'s limit: the exact path
+    deep = b"[" * 1100 + b"0," + text + b"]" * 1100  # past the recursion limit: the stack parser
+    for doc in (text, exact, deep):
         with pytest.raises(jsonio.JSONDecodeError):
             jsonio.loads(doc)
 
@@ -115,8 +137,7 @@ values_with_long_runs = st.recursive(
 @given(values_with_long_runs)
 def test_long_digit_runs_in_strings_keep_the_fast_path(value: Any) -> None:
     # A nanosecond timestamp or a snowflake id in a tool result is a run of 19+ digits
-    # inside a string: orjson's parse is exact there, and the slow parser (some 20 times
-    # slower) must not run.
+    # inside a string: the C parser reads it, never the explicit-stack one (20x slower).
     def refuse(text: str) -> None:
         raise AssertionError("the slow parser ran")
 
@@ -181,3 +202,36 @@ def test_a_deep_value_inside_a_wide_body_is_written_whole(depth: int) -> None:
     text = orjson.dumps({"messages": [{"n": i} for i in range(100)]})[:-1]
     text += b',"deep":' + b"[" * depth + b"1" + b"]" * depth + b"}"
     assert jsonio.dumps(jsonio.loads(text)) == text
+
+
+EDIT_BYTES = list(b'{}[],:"\\0123456789.eE+-tfnrulsa \t\n\x00\x01\x7f\xff\xc3\xa9')
+edits = st.lists(
+    st.tuples(st.integers(0, 1 << 16), st.sampled_from(EDIT_BYTES), st.sampled_from("idr")),
+    min_size=1,
+    max_size=3,
+)
+
+
+@given(values, edits)
+def test_what_orjson_refuses_is_refused(value: Any, changes: list[tuple[int, int, str]]) -> None:
+    """Reading is msgspec's, errors orjson's: over JSON damaged at random, both agree on
+    what is not JSON (and on the value of what is, integers beyond 64 bits aside)."""
+    data = bytearray(orjson.dumps(value))
+    for where, byte, how in changes:
+        at = where % (len(data) + 1)
+        if how == "i" or at == len(data):
+            data.insert(at, byte)
+        elif how == "d":
+            del data[at]
+        else:
+            data[at] = byte
+    doc = bytes(data)
+    try:
+        expected = orjson.loads(doc)
+    except orjson.JSONDecodeError:
+        with pytest.raises(jsonio.JSONDecodeError):
+            jsonio.loads(doc)
+        return
+    got = jsonio.loads(doc)
+    if not re.search(rb"[0-9]{19}", doc):  # no integer orjson would round
+        assert got == expected
