@@ -8,10 +8,13 @@ from pathlib import Path
 
 import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from tests.transform.conftest import ROOT, adapting, tool_calls
 
 import bridge_rules
 from bridge_rules.engine import Engine
+from bridge_rules.transform import sse
 
 REGISTERED = ["read", "bash", "ls"]
 EXAMPLE = (ROOT / "examples" / "stream.sse").read_bytes()
@@ -219,3 +222,27 @@ def test_async_variant_matches(eng: Engine) -> None:
 
 def test_example_file_exists_for_the_cli() -> None:
     assert Path(ROOT / "examples" / "stream.sse").stat().st_size > 0
+
+
+line_text = st.text(
+    alphabet=st.characters(codec="utf-8", exclude_characters="\r\n"), max_size=12
+).map(str.encode)
+sse_line = st.one_of(
+    line_text.map(lambda t: b"event: " + t),
+    line_text.map(lambda t: b"event:" + t),
+    line_text.map(lambda t: b"data: " + t),
+    line_text.map(lambda t: b"data:" + t),
+    line_text.map(lambda t: b":" + t),  # a comment
+    line_text,
+    st.just(b""),
+)
+
+
+@given(st.lists(sse_line, max_size=4), st.sampled_from([b"\n", b"\r\n", b"\r"]))
+def test_the_common_shape_is_read_as_the_general_parser_reads_it(
+    lines: list[bytes], eol: bytes
+) -> None:
+    # Every event here, and the shape Anthropic sends (event line, data line, LF), which
+    # the generated lists often take.
+    for raw in (eol.join(lines) + eol + eol, b"event: x\ndata: " + b"".join(lines) + b"\n\n"):
+        assert sse._parse_event(raw) == sse._parse_lines(raw)

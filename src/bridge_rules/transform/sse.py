@@ -41,7 +41,6 @@ _EOL = re.compile(rb"\r\n|\n|\r")
 _WATCHED = (b"content_block_start", b"content_block_delta", b"content_block_stop", b"error")
 _KINDS = frozenset(w.decode() for w in _WATCHED)
 _START = b"content_block_start"
-_MESSAGE_END = (b"message_delta", b"message_stop")
 
 
 @dataclass
@@ -53,7 +52,7 @@ class _Held:
     clean: bool = True
 
 
-@dataclass
+@dataclass(slots=True)
 class _Event:
     raw: bytes
     lines: list[bytes]
@@ -64,6 +63,25 @@ class _Event:
 
 
 def _parse_event(raw: bytes) -> _Event:
+    """The event's fields. The shape every Anthropic endpoint sends (``event: NAME``, then
+    ``data: JSON``, LF line ends) is read directly, the rest by :func:`_parse_lines`, which
+    gives the same event for that shape."""
+    if raw.startswith(b"event: ") and raw.endswith(b"\n\n"):
+        second = raw.find(b"\n") + 1
+        end = len(raw) - 2
+        if (
+            raw.startswith(b"data: ", second)
+            and raw.find(b"\n", second) == end
+            and b"\r" not in raw
+        ):
+            first, data = raw[: second - 1], raw[second:end]
+            return _Event(
+                raw, [first, data], b"\n", first[7:].decode("utf-8", "replace"), 1, data[6:]
+            )
+    return _parse_lines(raw)
+
+
+def _parse_lines(raw: bytes) -> _Event:
     body = raw.rstrip(b"\r\n")
     if b"\r" in raw:
         m = _EOL.search(raw)
@@ -166,11 +184,11 @@ class StreamRewriter:
     def _event(self, raw: bytes) -> bytes:
         if not self._held and _START not in raw:
             return raw  # with nothing held, only a block's start can change anything
-        if self._held and any(w in raw for w in _MESSAGE_END):
+        if self._held and (b"message_delta" in raw or b"message_stop" in raw):
             flushed = self._flush_at_message_end(raw)
             if flushed is not None:
                 return flushed
-        if not any(w in raw for w in _WATCHED):
+        if not (b"content_block_" in raw or b"error" in raw):  # none of _WATCHED
             return raw
         event = _parse_event(raw)
         kind = event.name
