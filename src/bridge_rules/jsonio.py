@@ -68,7 +68,12 @@ def loads(data: bytes | bytearray | memoryview | str) -> Any:
         return _exact(_text(raw), deep=True)
     except (msgspec.DecodeError, UnicodeDecodeError):
         pass
-    orjson.loads(raw)  # not JSON: orjson says where (its error is a JSONDecodeError)
+    try:
+        orjson.loads(raw)  # not JSON: orjson says where (its error is a JSONDecodeError)
+    except orjson.JSONDecodeError as exc:
+        if "depth" not in str(exc):
+            raise
+        return _exact(_text(raw), deep=True)  # too deep for orjson to tell: the stack parser
     return _exact(_text(raw), deep=False)  # orjson disagrees: the exact path decides
 
 

@@ -7,6 +7,7 @@ import re
 from typing import Any
 from unittest import mock
 
+import msgspec
 import orjson
 import pytest
 from hypothesis import given
@@ -235,3 +236,15 @@ def test_what_orjson_refuses_is_refused(value: Any, changes: list[tuple[int, int
     got = jsonio.loads(doc)
     if not re.search(rb"[0-9]{19}", doc):  # no integer orjson would round
         assert got == expected
+
+
+def test_a_deep_document_is_read_whatever_error_msgspec_gives_for_the_depth() -> None:
+    # msgspec raises RecursionError for the depth today; should it say "malformed" instead,
+    # orjson's depth error still sends the document to the explicit-stack parser.
+    text = b"[" * 2000 + b"1" + b"]" * 2000
+
+    def malformed(raw: bytes) -> None:
+        raise msgspec.DecodeError("JSON is malformed")
+
+    with mock.patch.object(jsonio, "_decode", malformed):
+        assert jsonio.dumps(jsonio.loads(text)) == text
