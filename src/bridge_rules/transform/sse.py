@@ -2,8 +2,11 @@
 
 Framing is found on bytes (CR, LF and CRLF line ends; ``\\r`` and ``\\n`` never
 occur inside a UTF-8 multi-byte sequence, so splitting there is safe at any
-chunk boundary). A complete event is either passed on as its original bytes or,
-when a rule applies, rebuilt with its own line ending:
+chunk boundary). Events are sorted by their bytes before any is parsed: event kinds
+and block types are found as every producer writes them (not spelt with ``\\u``
+escapes), and only an event that may change is parsed. A complete event is either
+passed on as its original bytes or, when a rule applies, rebuilt with its own line
+ending:
 
 * ``content_block_start`` of a ``tool_use`` block: the name is mapped back at
   once (the name occurs only there);
@@ -182,8 +185,10 @@ class StreamRewriter:
 
     # ---------------------------------------------------------- events
     def _event(self, raw: bytes) -> bytes:
-        if not self._held and _START not in raw:
-            return raw  # with nothing held, only a block's start can change anything
+        if not self._held and (_START not in raw or b"tool" not in raw):
+            # With nothing held, only the start of a block whose type names a tool
+            # (tool_use, tool_result, tool_search_...) can change anything.
+            return raw
         if self._held and (b"message_delta" in raw or b"message_stop" in raw):
             flushed = self._flush_at_message_end(raw)
             if flushed is not None:
