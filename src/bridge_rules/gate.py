@@ -68,13 +68,18 @@ class GateDecision:
         return self.open
 
 
+# The decisions every request of a running proxy gets, made once (frozen: safe to share).
+_MATCHED = GateDecision(True, "api and model id match")
+_NO_GATE = GateDecision(True, "no gate: the rules always apply")
+
+
 def decide(
     gate: CompiledGate, model: Mapping[str, Any] | None, env: Mapping[str, str]
 ) -> GateDecision:
     """Evaluate the gate in the documented order: disable, force, api, model."""
     spec = gate.gate
     if spec is None:
-        return GateDecision(True, "no gate: the rules always apply")
+        return _NO_GATE
     info = model or {}
     forced = False
     if spec.env is not None:
@@ -101,4 +106,4 @@ def decide(
             )
     if forced:
         return GateDecision(True, f"forced open by {spec.env.force}={spec.env.value}")  # type: ignore[union-attr]
-    return GateDecision(True, "api and model id match")
+    return _MATCHED
