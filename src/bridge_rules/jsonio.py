@@ -18,7 +18,6 @@ write deeper than 254. Payloads are client data, so both happen. Here:
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import re
@@ -86,7 +85,7 @@ def _text(raw: bytes) -> str:
 
 def _exact(text: str, deep: bool) -> Any:
     """The standard library's C parser, integers exact; the explicit-stack parser for
-    nesting past the recursion limit and to locate NaN, Infinity or an out-of-range float."""
+    nesting past the recursion limit, up to :data:`STACK_PARSER_LIMIT`."""
     value = _read_exact(text, deep)
     if _holds_lone_surrogate(value):  # refused here as the fast path refuses it
         raise JSONDecodeError("a \\u escape leaves a lone surrogate", text, _lone_escape_at(text))
@@ -95,9 +94,40 @@ def _exact(text: str, deep: bool) -> Any:
 
 def _read_exact(text: str, deep: bool) -> Any:
     if not deep:
-        with contextlib.suppress(RecursionError, _Refused):
+        try:
             return _EXACT.decode(text)
+        except RecursionError:
+            pass
+        except _Refused as exc:
+            number = exc.args[0]
+            message = (
+                "NaN and Infinity are not JSON"
+                if number[-1:].isalpha()
+                else ("number out of range for a double")
+            )
+            raise JSONDecodeError(message, text, max(text.find(number), 0)) from None
+    if len(text) > STACK_PARSER_LIMIT:
+        raise NestedTooDeep(len(text))
     return _Parser(text).parse()
+
+
+STACK_PARSER_LIMIT = 256 * 1024
+"""Characters the explicit-stack parser reads at most. It is the only reader of JSON nested
+past the C parsers' depth (about 1,000 levels) and reads about 1 MB a second, so a larger
+body that deep is refused: 32 MB of brackets would otherwise hold a proxy worker for a
+minute."""
+
+
+class NestedTooDeep(JSONDecodeError):
+    """JSON nested past the C parsers' depth and larger than :data:`STACK_PARSER_LIMIT`."""
+
+    def __init__(self, size: int) -> None:
+        message = (
+            f"nested deeper than about 1,000 levels in {size:,} characters; JSON that deep "
+            f"is read up to {STACK_PARSER_LIMIT:,}"
+        )
+        super().__init__(message, "", 0)
+        self.args = (message,)
 
 
 _SURROGATE_ESCAPES = re.compile(

@@ -1,7 +1,8 @@
 """``bridge-rules transform`` on malformed and hostile payloads.
 
 Valid JSON of any shape passes through with every value intact (integers of any
-size, any depth); what is not JSON is a located ``BR501`` and exit 2. Never 3.
+size, any depth up to ``jsonio.STACK_PARSER_LIMIT`` characters past ~1,000 levels); what
+is not JSON, or too deep and large to read, is a located ``BR501`` and exit 2. Never 3.
 """
 
 from __future__ import annotations
@@ -89,3 +90,10 @@ def test_streams_of_junk_pass_through(data: bytes, tmp_path: Path) -> None:
     code, out, _err = _run(tmp_path, "stream", data)
     assert code == 0
     assert out.encode("utf-8", "surrogateescape") == data or len(out) > 0
+
+
+def test_json_too_deep_and_too_large_to_read_is_a_located_error(tmp_path: Path) -> None:
+    depth = 200_000  # past the C parsers, and over jsonio.STACK_PARSER_LIMIT characters
+    code, out, err = _run(tmp_path, "outbound", b"[" * depth + b"]" * depth)
+    assert (code, out) == (2, "")
+    assert "in.json:1:1: error[BR501] cannot read JSON: nested deeper than" in err

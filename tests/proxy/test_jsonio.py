@@ -248,3 +248,26 @@ def test_a_deep_document_is_read_whatever_error_msgspec_gives_for_the_depth() ->
 
     with mock.patch.object(jsonio, "_decode", malformed):
         assert jsonio.dumps(jsonio.loads(text)) == text
+
+
+def test_json_nested_past_the_c_parsers_is_read_up_to_the_limit() -> None:
+    # The explicit-stack parser reads ~1 MB a second: a larger body that deep is refused at
+    # once instead of holding the worker (32 MB of brackets took about a minute).
+    fits = jsonio.STACK_PARSER_LIMIT // 2 - 1
+    text = b"[" * fits + b"]" * fits
+    assert jsonio.dumps(jsonio.loads(text)) == text
+    over = fits + 1000
+    for doc in (b"[" * over + b"]" * over, b'{"a":' + b"[" * over + b"]" * over + b"}"):
+        with pytest.raises(jsonio.NestedTooDeep, match="nested deeper"):
+            jsonio.loads(doc)
+    assert issubclass(jsonio.NestedTooDeep, jsonio.JSONDecodeError)  # callers' handling holds
+
+
+@pytest.mark.parametrize(("token", "says"), [("1e400", "out of range"), ("NaN", "not JSON")])
+def test_a_number_json_or_a_double_lacks_is_located_on_the_exact_path(
+    token: str, says: str
+) -> None:
+    text = b"[" + b"1" * 5000 + b"," + token.encode() + b"]"  # past int()'s limit first
+    with pytest.raises(jsonio.JSONDecodeError, match=says) as caught:
+        jsonio.loads(text)
+    assert caught.value.pos == 5002

@@ -25,6 +25,7 @@ from fake_upstream import FakeUpstream
 from servers import running_app
 from tests.proxy import loopback
 
+from bridge_rules import jsonio
 from bridge_rules.proxy import ProxyConfig, create_app
 from bridge_rules.ruleset import load_runtime
 from bridge_rules.runtime import Runtime
@@ -177,6 +178,28 @@ def test_deep_json_is_forwarded_never_a_500(
     sent = canned.seen[-1].body.decode()
     assert f'"metadata":{{"user_id":{deep(depth)}}}' in sent
     assert '"name":"Read"' in sent  # rewritten, not passed through
+
+
+def test_deep_json_past_the_stack_parsers_limit_is_a_400(
+    make_proxy: MakeProxy, canned: Canned
+) -> None:
+    depth = jsonio.STACK_PARSER_LIMIT // 2 + 1000
+    proxy = make_proxy(canned.url)
+    for body in (with_metadata(deep(depth)), deep(depth).encode()):
+        r = loopback.post(proxy + "/v1/messages", content=body)
+        assert r.status_code == 400, r.text
+        assert "nested deeper than about 1,000 levels" in r.json()["error"]["message"]
+    assert canned.seen == []
+
+
+def test_a_response_too_deep_to_read_comes_back_as_the_upstream_sent_it(
+    make_proxy: MakeProxy, canned: Canned
+) -> None:
+    canned.reply = answer(False, deep(jsonio.STACK_PARSER_LIMIT // 2 + 1000, '"x"'))
+    proxy = make_proxy(canned.url)
+    r = loopback.post(proxy + "/v1/messages", json=REQUEST)
+    assert r.status_code == 200
+    assert r.content == canned.reply.body[0]  # untouched: nothing could be mapped back
 
 
 @pytest.mark.parametrize("stream", [False, True])

@@ -48,7 +48,8 @@ def _open(path: str) -> IO[bytes]:
 
 
 def _read_json(path: str) -> Any:
-    """The payload, exactly: integers of any size and any depth (``bridge_rules.jsonio``)."""
+    """The payload, exactly: integers of any size, nesting of any depth (past about 1,000
+    levels, up to ``jsonio.STACK_PARSER_LIMIT`` characters; ``bridge_rules.jsonio``)."""
     from bridge_rules import jsonio
 
     with _open(path) as handle:
@@ -59,7 +60,8 @@ def _read_json(path: str) -> Any:
         where = "<stdin>" if path == "-" else path
         line, col = getattr(exc, "lineno", 1), getattr(exc, "colno", 1)
         reason = getattr(exc, "msg", None) or "nested too deeply"
-        sys.stderr.write(f"{where}:{line}:{col}: error[BR501] invalid JSON: {reason}\n")
+        what = "cannot read JSON" if isinstance(exc, jsonio.NestedTooDeep) else "invalid JSON"
+        sys.stderr.write(f"{where}:{line}:{col}: error[BR501] {what}: {reason}\n")
         raise typer.Exit(EXIT_USAGE) from None
 
 

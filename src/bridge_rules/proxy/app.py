@@ -132,6 +132,8 @@ class ProxyApp:
             record = ex.reply.record
             try:
                 result = self.rewriter.outbound_body(body)
+            except jsonio.NestedTooDeep as exc:
+                raise ProxyError(400, f"request body is {exc}") from None
             except jsonio.JSONDecodeError as exc:
                 raise ProxyError(400, f"request body is not valid JSON: {exc}") from None
             except RecursionError:

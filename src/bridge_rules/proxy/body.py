@@ -107,6 +107,8 @@ def parse_payload(body: bytes) -> dict[str, Any]:
         raise ProxyError(400, "request body is empty; expected a JSON object")
     try:
         payload = jsonio.loads(body)
+    except jsonio.NestedTooDeep as exc:
+        raise ProxyError(400, f"request body is {exc}") from None
     except jsonio.JSONDecodeError as exc:
         raise ProxyError(400, f"request body is not valid JSON: {exc}") from None
     if not isinstance(payload, dict):
