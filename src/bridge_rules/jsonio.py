@@ -100,11 +100,9 @@ def _read_exact(text: str, deep: bool) -> Any:
             pass
         except _Refused as exc:
             number = exc.args[0]
-            message = (
-                "NaN and Infinity are not JSON"
-                if number[-1:].isalpha()
-                else ("number out of range for a double")
-            )
+            message = "number out of range for a double"
+            if number[-1:].isalpha():  # NaN, Infinity, -Infinity
+                message = "NaN and Infinity are not JSON"
             raise JSONDecodeError(message, text, max(text.find(number), 0)) from None
     if len(text) > STACK_PARSER_LIMIT:
         raise NestedTooDeep(len(text))
