@@ -185,6 +185,11 @@ class ToolsMemo:
         return len(self._entries)
 
 
+def _tools_bytes(max_bytes: int) -> int:
+    """The tools memo's byte bound under a cache of ``max_bytes``."""
+    return min(TOOLS_BYTES, max_bytes // 4)
+
+
 def settings_from_env(env: Mapping[str, str] | None = None) -> tuple[bool, int]:
     """(enabled, max_bytes) from ``BRIDGE_RULES_OUTBOUND_CACHE``; bad values mean the default."""
     value = (os.environ if env is None else env).get(ENV, "").strip().lower()
@@ -217,7 +222,7 @@ class MessageCache:
         self._short_lengths: dict[int, dict[int, int]] = {}
         self._bytes = 0
         self._sights: OrderedDict[bytes, None] = OrderedDict()
-        self.tools = ToolsMemo(max_bytes=min(TOOLS_BYTES, max_bytes // 4))
+        self.tools = ToolsMemo(max_bytes=_tools_bytes(max_bytes))
         self.enabled = enabled
         self.max_entries = max_entries
         self.max_bytes = max_bytes
@@ -244,7 +249,7 @@ class MessageCache:
                 self.max_entries = max_entries
             if max_bytes is not None:
                 self.max_bytes = max_bytes
-                self.tools.limit(min(TOOLS_BYTES, max_bytes // 4))
+                self.tools.limit(_tools_bytes(max_bytes))
             if min_body is not None:
                 self.min_body = min_body
             if not self.enabled:

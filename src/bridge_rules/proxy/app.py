@@ -18,7 +18,13 @@ from typing import Any
 
 from bridge_rules import jsonio
 from bridge_rules.gcpause import paused, tune_for_serving
-from bridge_rules.proxy.body import ClientGone, check_headers, parse_payload, read_body
+from bridge_rules.proxy.body import (
+    ClientGone,
+    check_headers,
+    parse_payload,
+    read_body,
+    unreadable,
+)
 from bridge_rules.proxy.config import ProxyConfig
 from bridge_rules.proxy.errors import ProxyError, UpstreamAborted
 from bridge_rules.proxy.forward import Exchange, forward
@@ -132,10 +138,8 @@ class ProxyApp:
             record = ex.reply.record
             try:
                 result = self.rewriter.outbound_body(body)
-            except jsonio.NestedTooDeep as exc:
-                raise ProxyError(400, f"request body is {exc}") from None
             except jsonio.JSONDecodeError as exc:
-                raise ProxyError(400, f"request body is not valid JSON: {exc}") from None
+                raise unreadable(exc) from None
             except RecursionError:
                 raise ProxyError(
                     400, "request body is nested too deeply for bridge-rules to rewrite"

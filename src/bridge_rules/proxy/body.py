@@ -101,16 +101,21 @@ _JSON_KINDS = {list: "array", str: "string", int: "number", float: "number", boo
 _JSON_KINDS[type(None)] = "null"
 
 
+def unreadable(exc: jsonio.JSONDecodeError) -> ProxyError:
+    """The 400 for a request body that does not parse (or nests too deep to be read)."""
+    if isinstance(exc, jsonio.NestedTooDeep):
+        return ProxyError(400, f"request body is {exc}")
+    return ProxyError(400, f"request body is not valid JSON: {exc}")
+
+
 def parse_payload(body: bytes) -> dict[str, Any]:
     """The request as a JSON object, or a 400 saying precisely what is wrong."""
     if not body.strip():
         raise ProxyError(400, "request body is empty; expected a JSON object")
     try:
         payload = jsonio.loads(body)
-    except jsonio.NestedTooDeep as exc:
-        raise ProxyError(400, f"request body is {exc}") from None
     except jsonio.JSONDecodeError as exc:
-        raise ProxyError(400, f"request body is not valid JSON: {exc}") from None
+        raise unreadable(exc) from None
     if not isinstance(payload, dict):
         kind = _JSON_KINDS.get(type(payload), "value")
         raise ProxyError(400, f"request body must be a JSON object, not a JSON {kind}")

@@ -335,18 +335,20 @@ class _Cached:
             outcome: ToolsOutcome = hit.outcome
             return outcome
         done = tools_outcome(rt, tools)
-        try:
-            raw = self.dumps(tools)
-        except (TypeError, ValueError):  # orjson refuses it (a big integer, the depth)
-            return done
         body, key = self.body, _TOOLS_KEY + b"["
         # Scan only the body's side the tools stand on, as the parse found the keys' order:
         # from the end when they follow the messages (as pi and opencode send them).
         keys = list(self.payload)
         after = "messages" in keys and keys.index("tools") > keys.index("messages")
         at = body.rfind(key) if after else body.find(key)
+        if at < 0:  # not written compactly: no bytes of it can ever be matched
+            return done
+        try:
+            raw = self.dumps(tools)
+        except (TypeError, ValueError):  # orjson refuses it (a big integer, the depth)
+            return done
         begin = at + len(_TOOLS_KEY)
-        if at >= 0 and body.startswith(raw, begin):
+        if body.startswith(raw, begin):
             self.store.tools.add(ToolsEntry(raw, tools, done, self.json, begin, len(body) - begin))
         return done
 

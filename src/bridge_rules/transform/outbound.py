@@ -15,7 +15,7 @@ from typing import Any
 from bridge_rules.calls import wire_schema
 from bridge_rules.runtime import Runtime
 from bridge_rules.textplan import API, Plan
-from bridge_rules.transform.guard import Verdict, apply_verdict, wire_verdict
+from bridge_rules.transform.guard import NOTHING, Verdict, apply_verdict, wire_verdict
 from bridge_rules.transform.references import references_out, uses_tool_search
 
 _UNTYPED = ("", "custom")
@@ -331,7 +331,7 @@ def rewrite_with(
     rw = Rewriter(rt)
     out = dict(payload)
     tools = payload.get("tools")
-    search, verdict = False, None
+    search, verdict = False, NOTHING
     if isinstance(tools, list):
         done = tools_step(rt, tools)
         rw.adopt(done)
@@ -361,4 +361,4 @@ def rewrite_with(
         dropped=rw.dropped,
         gate_reason=decision.reason,
     )
-    return result if verdict is None else apply_verdict(result, verdict)
+    return apply_verdict(result, verdict)
