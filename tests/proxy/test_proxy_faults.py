@@ -112,6 +112,26 @@ def test_client_disconnect_cancels_the_upstream_request(
     assert upstream.streams_done == 0
 
 
+def test_client_leaving_before_the_upstream_answers_cancels_it(
+    make_proxy: MakeProxy, upstream: FakeUpstream
+) -> None:
+    # The client gives up long before the watcher starts (WATCH_AFTER) and before the
+    # upstream's status line: the call is still cancelled, never streamed to its end.
+    upstream.script.delay, upstream.script.chunk, upstream.script.event_gap = 0.3, 1, 0.05
+    proxy = make_proxy()
+    with pytest.raises(httpx.ReadTimeout):
+        loopback.post(
+            proxy + "/v1/messages",
+            json={**REQUEST, "stream": True},
+            timeout=httpx.Timeout(5.0, read=0.01),
+        )
+    deadline = time.monotonic() + 5
+    while upstream.disconnects == 0 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert upstream.disconnects == 1
+    assert upstream.streams_done == 0
+
+
 @pytest.mark.parametrize("chunked", [False, True])
 def test_body_over_the_limit_is_413(
     make_proxy: MakeProxy, upstream: FakeUpstream, chunked: bool
