@@ -378,6 +378,11 @@ def verdicts(rounds: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
             collect(rounds, lambda r, c=c: r["small JSON"][c][serve + " x2"]["req_s"]
                     / max(r["small JSON"][c][serve]["req_s"], 1e-9)),
             lambda v: v >= 1.6)  # fmt: skip
+    for c in ("c50", "c200"):  # whether this machine can show the target at all
+        scaling = collect(rounds, lambda r, c=c: r["small JSON"][c][bare + " x2"]["req_s"]
+                          / max(r["small JSON"][c][bare]["req_s"], 1e-9))  # fmt: skip
+        rows.append((f"(control) bare --workers 2 / one worker (small JSON, {c})",
+                     scaling.show("{:.2f}x"), "info"))  # fmt: skip
     for wl in rounds[0]:
         row(f"RSS <= 100 MB per worker at c200 ({wl})",
             collect(rounds, lambda r, wl=wl: max(r[wl]["c200"][n]["rss_mb"]
