@@ -373,16 +373,18 @@ def verdicts(rounds: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
                 collect(rounds, lambda r, wl=wl, c=c: r[wl][c][serve]["req_s"]
                         / max(r[wl][c][bare]["req_s"], 1e-9)),
                 lambda v: v >= 0.8)  # fmt: skip
+
+    def two_workers(name: str, c: str) -> Stat:
+        """``name`` with two workers over one, small JSON at ``c`` clients."""
+        return collect(rounds, lambda r: r["small JSON"][c][name + " x2"]["req_s"]
+                       / max(r["small JSON"][c][name]["req_s"], 1e-9))  # fmt: skip
+
     for c in ("c50", "c200"):
-        row(f"--workers 2 >= 1.6x one worker (small JSON, {c})",
-            collect(rounds, lambda r, c=c: r["small JSON"][c][serve + " x2"]["req_s"]
-                    / max(r["small JSON"][c][serve]["req_s"], 1e-9)),
+        row(f"--workers 2 >= 1.6x one worker (small JSON, {c})", two_workers(serve, c),
             lambda v: v >= 1.6)  # fmt: skip
     for c in ("c50", "c200"):  # whether this machine can show the target at all
-        scaling = collect(rounds, lambda r, c=c: r["small JSON"][c][bare + " x2"]["req_s"]
-                          / max(r["small JSON"][c][bare]["req_s"], 1e-9))  # fmt: skip
         rows.append((f"(control) bare --workers 2 / one worker (small JSON, {c})",
-                     scaling.show("{:.2f}x"), "info"))  # fmt: skip
+                     two_workers(bare, c).show("{:.2f}x"), "info"))  # fmt: skip
     for wl in rounds[0]:
         row(f"RSS <= 100 MB per worker at c200 ({wl})",
             collect(rounds, lambda r, wl=wl: max(r[wl]["c200"][n]["rss_mb"]

@@ -16,7 +16,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 bench_proxy = importlib.import_module("bench_proxy")  # from the repo; benchmarks are not installed
 
 WORKLOADS = ("small JSON", "small SSE")
-TARGETS = ("serve default", "serve default x2", "bare aiohttp", "bare aiohttp x2")
 
 
 def _round(serve_req_s: float, bare_x2_req_s: float, serve_added: float) -> dict[str, Any]:

@@ -183,6 +183,7 @@ class ProxyApp:
         most that much later."""
         me = asyncio.current_task()
         assert me is not None
+        loop = asyncio.get_running_loop()
         gone = False
         watcher: asyncio.Task[None] | None = None
 
@@ -197,7 +198,6 @@ class ProxyApp:
             nonlocal watcher
             watcher = loop.create_task(watch())
 
-        loop = asyncio.get_running_loop()
         timer = loop.call_later(WATCH_AFTER, start)
         try:
             await work
