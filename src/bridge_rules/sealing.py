@@ -1,0 +1,109 @@
+"""Data carried inside a ``tool_use`` id, authenticated, so no worker has to remember it.
+
+A call the proxy changed on its way to the agent (today: a bash command whose trailing
+pipeline was stripped, to be applied to the command's output) needs that change undone
+on the next request, which may reach any worker of any replica. The agent echoes the
+call's id back twice, in the ``tool_use`` block of its history and in the
+``tool_result`` that answers it, so the id is where the change travels:
+
+    <original id>_brs<flag><payload, base32><tag, base32>
+
+* the payload is the caller's bytes, zlib-compressed when that is shorter (flag ``1``;
+  ``0``: as they are);
+* the tag is HMAC-SHA256 over the original id and the stored bytes, under a key the
+  deployment sets (:envvar:`BRIDGE_RULES_SEAL_KEY`), cut to 128 bits, so a client or
+  an upstream cannot make the proxy apply a change it did not make;
+* everything after the marker is lowercase base32 (``a-z2-7``) or a digit, with no
+  ``_``, so the last ``_brs`` in an id is the marker whatever the original id holds,
+  and the original id comes back byte for byte. The sealed id keeps to Anthropic's
+  ``^[a-zA-Z0-9_-]+$`` when the original does.
+
+An id that does not open (no marker, a bad tag, another key) is not sealed and passes
+as it is.
+"""
+
+from __future__ import annotations
+
+import base64
+import hmac
+import os
+import zlib
+from collections.abc import Mapping
+
+ENV_KEY = "BRIDGE_RULES_SEAL_KEY"
+MIN_KEY_BYTES = 16
+MARK = "_brs"
+_TAG_CHARS = 26  # 16 bytes in unpadded base32
+_DOMAIN = b"bridge-rules seal v1\x00"
+_RAW, _ZIPPED = "0", "1"
+
+
+class SealKeyError(ValueError):
+    """The configured key is unusable (too short)."""
+
+
+def _b32(data: bytes) -> str:
+    return base64.b32encode(data).decode("ascii").rstrip("=").lower()
+
+
+def _unb32(text: str) -> bytes:
+    return base64.b32decode(text.upper() + "=" * (-len(text) % 8))
+
+
+class Sealer:
+    """Seals and opens ids under one key; immutable and safe to share."""
+
+    __slots__ = ("_key",)
+
+    def __init__(self, key: bytes) -> None:
+        if len(key) < MIN_KEY_BYTES:
+            raise SealKeyError(
+                f"the seal key must be at least {MIN_KEY_BYTES} bytes, got {len(key)}"
+            )
+        self._key = key
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Sealer | None:
+        """The sealer of ``BRIDGE_RULES_SEAL_KEY`` (UTF-8), or None when it is unset or empty."""
+        value = (os.environ if env is None else env).get(ENV_KEY, "")
+        return cls(value.encode("utf-8")) if value else None
+
+    def _tag(self, call_id: str, flag: str, data: bytes) -> str:
+        message = b"".join((_DOMAIN, call_id.encode("utf-8"), b"\x00", flag.encode(), data))
+        return _b32(hmac.new(self._key, message, "sha256").digest()[:16])
+
+    def seal(self, call_id: str, payload: bytes) -> str:
+        zipped = zlib.compress(payload, 9)
+        flag, data = (_ZIPPED, zipped) if len(zipped) < len(payload) else (_RAW, payload)
+        return f"{call_id}{MARK}{flag}{_b32(data)}{self._tag(call_id, flag, data)}"
+
+    def open(self, sealed: object) -> tuple[str, bytes] | None:
+        """(original id, payload) of a sealed id this key made; None for any other value."""
+        if not isinstance(sealed, str):
+            return None
+        at = sealed.rfind(MARK)
+        if at < 0:
+            return None
+        rest = sealed[at + len(MARK) :]
+        if len(rest) <= _TAG_CHARS:
+            return None
+        flag, body, tag = rest[0], rest[1:-_TAG_CHARS], rest[-_TAG_CHARS:]
+        if flag not in (_RAW, _ZIPPED):
+            return None
+        try:
+            data = _unb32(body)
+        except ValueError:
+            return None
+        call_id = sealed[:at]
+        # The tag is checked before anything is decompressed: only this key's output is.
+        if not hmac.compare_digest(tag, self._tag(call_id, flag, data)):
+            return None
+        return call_id, zlib.decompress(data) if flag == _ZIPPED else data
+
+
+def may_be_sealed(value: object) -> bool:
+    """A cheap test before :meth:`Sealer.open`: most ids hold no marker."""
+    return isinstance(value, str) and MARK in value
+
+
+__all__ = ["ENV_KEY", "MARK", "SealKeyError", "Sealer", "may_be_sealed"]
