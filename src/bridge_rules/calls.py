@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bridge_rules.bindings.schema import advertised_schema
+from bridge_rules.repair.rules import NOTE_KEY, PipelineNote
 from bridge_rules.runtime import Runtime
 
 
@@ -47,6 +48,11 @@ def inbound_call(
         if adapter is not None:
             arguments = adapter.to_local(arguments)
     repaired, notes = rt.repairs.repair_noted(local, arguments)
+    note = notes.get(NOTE_KEY)
+    if isinstance(note, PipelineNote) and rt.sealer is None:
+        # Nothing could carry the stripped stages to the result (no seal key): the agent
+        # runs the command as the model wrote it, which gives exactly its output.
+        return ToolCall(local, {**repaired, note.field: note.original})
     return ToolCall(local, repaired, notes)
 
 

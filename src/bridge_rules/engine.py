@@ -19,10 +19,12 @@ from bridge_rules.gate import GateDecision
 from bridge_rules.names import Collision, Resolver
 from bridge_rules.ruleset import RuleRef, load_analysis
 from bridge_rules.runtime import Runtime
+from bridge_rules.sealing import Sealer
 
 if TYPE_CHECKING:
     from bridge_rules.transform import OutboundBytes, OutboundResult
-    from bridge_rules.transform.results import CallMemory
+    from bridge_rules.transform.results import PipelineSeals
+    from bridge_rules.transform.turn import Turn
     from bridge_rules.transform.unmapped import InboundReport
 
 __all__ = ["Engine", "RuleRef", "load"]
@@ -49,23 +51,52 @@ def _names(registered: Iterable[str] | None) -> tuple[str, ...] | None:
     return names
 
 
+def _sealer(key: bytes | str | Sealer | None) -> Sealer | None:
+    if key is None or isinstance(key, Sealer):
+        return key
+    if isinstance(key, str):
+        key = key.encode("utf-8")
+    if not isinstance(key, bytes):
+        raise TypeError(f"seal_key must be bytes, str or None, not {type(key).__name__}")
+    return Sealer(key)
+
+
 class Engine:
     """Compiled rules, ready to apply. Build one with :func:`bridge_rules.load`.
 
-    Immutable once built and safe to share between threads and tasks.
+    Immutable once built and safe to share between threads and tasks: nothing that can
+    change an answer is kept between calls. What one request needs for its answer lives
+    in the :class:`~bridge_rules.transform.turn.Turn` that :meth:`turn` returns.
+
+    ``env``: where the gate's environment overrides are read; None reads ``os.environ``
+    at each call (a server passes a snapshot taken at start-up).
     """
 
-    def __init__(self, runtime: Runtime, diagnostics: Iterable[Diagnostic] = ()) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        diagnostics: Iterable[Diagnostic] = (),
+        *,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
         self.runtime = runtime
+        self.env = env
         self.diagnostics: list[Diagnostic] = list(diagnostics)
         """Warnings found while loading (errors raise :class:`~bridge_rules.RulesError`)."""
-        self.memory: CallMemory | None = None
-        """Calls whose repair stripped a pipeline, by ``tool_use`` id, so the next request's
-        ``tool_result`` gets the pipeline applied (bounded; only when the rules strip any)."""
-        if runtime.repairs.internal:
-            from bridge_rules.transform.results import CallMemory
+        from bridge_rules.transform.results import seals
 
-            self.memory = CallMemory()
+        self._seals: PipelineSeals | None = seals(runtime)
+
+    def with_seal_key(self, key: bytes | str | Sealer | None) -> Engine:
+        """These rules with the deployment's key for sealed ``tool_use`` ids
+        (docs/transform.md): what a repair changed in a call travels in the call's id, so
+        any process with the same rules and key answers the next request the same way.
+        Without a key, repairs that would need one (a stripped bash pipeline) are not made."""
+        runtime = self.runtime.with_sealer(_sealer(key))
+        return self if runtime is self.runtime else Engine(runtime, self.diagnostics, env=self.env)
+
+    def _env(self, env: Mapping[str, str] | None) -> Mapping[str, str] | None:
+        return self.env if env is None else env
 
     @property
     def rules(self) -> CompiledRules:
@@ -85,7 +116,7 @@ class Engine:
     def gate_decision(
         self, model: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None
     ) -> GateDecision:
-        return self.runtime.gate_decision(model, env)
+        return self.runtime.gate_decision(model, self._env(env))
 
     # ----------------------------------------------------------- names
     def outbound_name(self, name: str) -> str:
@@ -141,13 +172,10 @@ class Engine:
         shapes pass through; this never raises on the payload.
         """
         from bridge_rules.transform import rewrite_outbound  # not needed by explain/lint
-        from bridge_rules.transform.results import apply_results
 
         if model is not None:
             _name(model, "model")
-        if self.memory is not None:
-            payload = apply_results(payload, self.memory)
-        return rewrite_outbound(self.runtime, payload, model, env)
+        return rewrite_outbound(self.runtime, payload, model, self._env(env))
 
     def outbound_bytes(
         self,
@@ -159,21 +187,37 @@ class Engine:
     ) -> OutboundBytes:
         """A serialised request body rewritten for the wire, reusing earlier requests' messages.
 
-        The same bytes as ``orjson.dumps(self.outbound(orjson.loads(body)).payload)``;
-        messages an earlier request already sent come from the runtime's message
-        cache (``cache=False`` skips it; ``BRIDGE_RULES_OUTBOUND_CACHE=0`` turns it
-        off). Raises ``ValueError`` exactly when ``orjson.loads(body)`` would.
+        The same bytes as ``jsonio.dumps(self.outbound(jsonio.loads(body)).payload)``
+        (:mod:`bridge_rules.jsonio`: exact for integers of any size); messages an earlier
+        request already sent come from the runtime's message cache (``cache=False`` skips
+        it; ``BRIDGE_RULES_OUTBOUND_CACHE=0`` turns it off). Raises ``ValueError`` exactly
+        when ``jsonio.loads(body)`` would. :meth:`turn` also rewrites the answer.
         See docs/transform.md.
         """
-        from bridge_rules.transform import rewrite_outbound_bytes
+        return self.turn(body, model, env, cache=cache).outcome
+
+    def turn(
+        self,
+        body: bytes,
+        model: str | None = None,
+        env: Mapping[str, str] | None = None,
+        *,
+        cache: bool = True,
+    ) -> Turn:
+        """One request: ``body`` rewritten for the wire (``.body``, ``.outcome``), and the
+        methods that rewrite its answer with what the request decided (``.message``,
+        ``.stream``, ``.stream_async``; ``.report`` collects the names mapped back).
+
+        This is what the proxy runs per request. Raises ``ValueError`` (a
+        ``json.JSONDecodeError``) when ``body`` is not JSON; integers of any size are kept.
+        """
+        from bridge_rules.transform.turn import start_turn
 
         if not isinstance(body, bytes):
             raise TypeError(f"body must be bytes, not {type(body).__name__}")
         if model is not None:
             _name(model, "model")
-        return rewrite_outbound_bytes(
-            self.runtime, body, model, env, cache=cache, memory=self.memory
-        )
+        return start_turn(self.runtime, body, model, self._env(env), cache=cache)
 
     def inbound(
         self,
@@ -192,7 +236,7 @@ class Engine:
         """
         from bridge_rules.transform import rewrite_message
 
-        return rewrite_message(self.runtime, message, _names(registered), self.memory, report)
+        return rewrite_message(self.runtime, message, _names(registered), self._seals, report)
 
     def inbound_stream(
         self,
@@ -207,7 +251,7 @@ class Engine:
         """
         from bridge_rules.transform import rewrite_stream
 
-        return rewrite_stream(self.runtime, chunks, _names(registered), self.memory, report)
+        return rewrite_stream(self.runtime, chunks, _names(registered), self._seals, report)
 
     def inbound_stream_async(
         self,
@@ -218,7 +262,7 @@ class Engine:
         """:meth:`inbound_stream` over an async iterable (an ASGI/httpx body)."""
         from bridge_rules.transform import rewrite_stream_async
 
-        return rewrite_stream_async(self.runtime, chunks, _names(registered), self.memory, report)
+        return rewrite_stream_async(self.runtime, chunks, _names(registered), self._seals, report)
 
     # --------------------------------------------------------- explain
     def explain(
@@ -236,7 +280,7 @@ class Engine:
         return explain_tool(self.runtime, _name(name), _names(registered), args)
 
 
-def load(rules: RuleRef = None) -> Engine:
+def load(rules: RuleRef = None, *, seal_key: bytes | str | Sealer | None = None) -> Engine:
     """Load and compile rules: the packaged default, a profile name, a file, a directory, or a list.
 
     Runs the same checks as ``bridge-rules lint`` and raises
@@ -245,4 +289,4 @@ def load(rules: RuleRef = None) -> Engine:
     """
     analysis = load_analysis(rules)
     assert analysis.runtime is not None
-    return Engine(analysis.runtime, analysis.diagnostics)
+    return Engine(analysis.runtime.with_sealer(_sealer(seal_key)), analysis.diagnostics)

@@ -11,6 +11,8 @@ the call seam (:mod:`bridge_rules.calls`), ``explain`` and the proxy all take a
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -21,7 +23,8 @@ from bridge_rules.compiled import CompiledRules
 from bridge_rules.gate import CompiledGate, GateDecision, decide
 from bridge_rules.msgcache import MessageCache
 from bridge_rules.names import Resolver
-from bridge_rules.repair.rules import RepairSet
+from bridge_rules.repair.rules import NOTE_KEY, RepairSet
+from bridge_rules.sealing import Sealer
 from bridge_rules.textplan import Plan
 
 Converter = Callable[[Any], Any]
@@ -47,10 +50,25 @@ class Runtime:
     wire (an earlier stage may win, and then the arguments must not be reshaped)."""
     repairs: RepairSet
     history: Mapping[str, HistoryPlan]
+    sealer: Sealer | None = None
+    """The deployment's key for ids that carry what a call's repair changed
+    (:mod:`bridge_rules.sealing`). None: repairs that would need it (a stripped bash
+    pipeline) are not made, so nothing has to travel between requests."""
     message_cache: MessageCache = field(default_factory=MessageCache.from_env, init=False)
     """Rewritten conversation messages by their bytes (see :mod:`bridge_rules.msgcache`).
     Every Runtime gets its own, ``dataclasses.replace`` included, so other rules never see
     these rewrites. Settings from ``BRIDGE_RULES_OUTBOUND_CACHE`` at load; ``.configure()``."""
+
+    @functools.cached_property
+    def stripping_tools(self) -> frozenset[str]:
+        """Local tools whose repairs strip a pipeline that the result must get applied."""
+        return frozenset(k for k, keys in self.repairs.internal.items() if NOTE_KEY in keys)
+
+    def with_sealer(self, sealer: Sealer | None) -> Runtime:
+        """This rule set with another key (a new message cache: cached rewrites open ids)."""
+        if sealer is self.sealer:
+            return self
+        return dataclasses.replace(self, sealer=sealer)
 
     @property
     def known_locals(self) -> tuple[str, ...]:

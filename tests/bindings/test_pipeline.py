@@ -16,7 +16,7 @@ CASES: list[dict[str, Any]] = YAML(typ="safe").load(
     (Path(__file__).parent / "data" / "pipelines.yaml").read_text(encoding="utf-8")
 )
 EXTRACTORS = "head tail grep egrep fgrep rg sed awk cut sort uniq wc less more column jq yq tr"
-GUARD = bridge_rules.load("pi-tool-guard")
+GUARD = bridge_rules.load("pi-tool-guard", seal_key=b"a key for the pipeline tests")
 
 
 def test_the_table_is_the_size_of_pi_tool_guards_own() -> None:

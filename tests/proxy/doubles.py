@@ -1,46 +1,29 @@
-"""A rewriter double for the proxy's mechanics tests.
+"""The engine the proxy's mechanics tests run: real rules whose effect anyone can see.
 
-It rewrites visibly (a marker key each way) and records what the proxy handed
-it, so a test can tell which body went where without depending on the rules.
-The real rules (a Runtime) are exercised by tests/e2e and test_proxy_hostile.
+``data/marking.yaml`` opens the gate for Claude model ids only and sends ``read`` out as
+``READ``, so a test tells which body went where from the tool name alone. The proxy gets
+the same :class:`~bridge_rules.Engine` a library caller would; the packaged rules are
+exercised by tests/e2e and test_proxy_hostile.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+import bridge_rules
+from bridge_rules.engine import Engine
 
-@dataclass
-class Result:
-    payload: dict[str, Any]
-    renames: dict[str, str]
-    gate_open: bool
-    registered: list[str]
+MARKING = Path(__file__).parent / "data" / "marking.yaml"
 
 
-@dataclass
-class MarkingEngine:
-    stream_chunks: list[bytes] = field(default_factory=list)
-    stream_registered: list[list[str] | None] = field(default_factory=list)
-    fail: bool = False
+def marking_engine(*, fail: bool = False) -> Engine:
+    """A fresh engine over ``marking.yaml``; ``fail``: its rewrite raises, as a bug would."""
+    engine = bridge_rules.load(str(MARKING))
+    if fail:
 
-    def outbound(self, payload: dict[str, Any], model: str | None = None) -> Result:
-        if self.fail:
+        def explode(*_: Any, **__: Any) -> Any:
             raise RuntimeError("engine exploded")
-        names = [t["name"] for t in payload.get("tools", [])]
-        if not (model and "claude" in model):
-            return Result(payload, {}, False, names)
-        return Result({**payload, "x_outbound": True}, {n: n.upper() for n in names}, True, names)
 
-    def inbound(self, message: dict[str, Any], registered: list[str] | None = None) -> Any:
-        return {**message, "x_inbound": registered}
-
-    async def stream(
-        self, chunks: AsyncIterator[bytes], registered: list[str]
-    ) -> AsyncIterator[bytes]:
-        self.stream_registered.append(registered)
-        async for chunk in chunks:
-            self.stream_chunks.append(chunk)
-            yield chunk
+        engine.turn = explode  # type: ignore[method-assign]
+    return engine

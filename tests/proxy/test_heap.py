@@ -8,7 +8,7 @@ import threading
 import time
 
 import pytest
-from doubles import MarkingEngine
+from doubles import marking_engine
 from fake_upstream import FakeUpstream
 from servers import running_app
 from tests.proxy import loopback
@@ -75,7 +75,7 @@ def test_the_switch_and_the_c_library() -> None:
 @pytest.mark.parametrize("size", [1000, LARGE_BYTES + 1000])
 def test_the_proxy_trims_after_a_large_request_only(upstream: FakeUpstream, size: int) -> None:
     trim = Counting()
-    app = create_app(ProxyConfig(upstream=upstream.url), rewriter=MarkingEngine())
+    app = create_app(ProxyConfig(upstream=upstream.url), engine=marking_engine())
     app.heap = HeapTrimmer(trim, quiet=0.05)
     request = {
         "model": "claude-sonnet-4-5",

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from doubles import MarkingEngine
+from doubles import marking_engine
 from fake_upstream import FakeUpstream
 from servers import running_app
 from tests.proxy import loopback
@@ -37,7 +37,7 @@ def _lines(caplog: pytest.LogCaptureFixture) -> list[dict[str, Any]]:
 
 @pytest.fixture
 def proxy(upstream: FakeUpstream) -> Iterator[str]:
-    app = create_app(ProxyConfig(upstream=upstream.url), rewriter=MarkingEngine())
+    app = create_app(ProxyConfig(upstream=upstream.url), engine=marking_engine())
     with running_app(with_ops(app, upstream.url)) as url:
         yield url
 
@@ -85,7 +85,7 @@ def test_health_and_readiness(proxy: str, upstream: FakeUpstream) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         closed = f"http://127.0.0.1:{probe.getsockname()[1]}"
-    app = create_app(ProxyConfig(upstream=closed), rewriter=MarkingEngine())
+    app = create_app(ProxyConfig(upstream=closed), engine=marking_engine())
     with running_app(with_ops(app, closed)) as url:
         down = loopback.get(url + "/readyz")
     assert down.status_code == 503

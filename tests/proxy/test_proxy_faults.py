@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
-from doubles import MarkingEngine
+from doubles import marking_engine
 from fake_upstream import FakeUpstream
 from servers import running_app
 from tests.proxy import loopback
@@ -33,7 +33,7 @@ def make_proxy(upstream: FakeUpstream) -> Iterator[MakeProxy]:
 
         def make(engine: Any = None, **options: Any) -> str:
             config = ProxyConfig(upstream=options.pop("upstream", upstream.url), **options)
-            app = create_app(config, rewriter=engine or MarkingEngine())
+            app = create_app(config, engine=engine or marking_engine())
             return stack.enter_context(running_app(app))
 
         yield make
@@ -169,7 +169,7 @@ def test_malformed_json_is_400(
 
 
 def test_engine_failure_is_a_500_not_a_traceback(make_proxy: MakeProxy) -> None:
-    proxy = make_proxy(engine=MarkingEngine(fail=True))
+    proxy = make_proxy(engine=marking_engine(fail=True))
     r = loopback.post(proxy + "/v1/messages", json=REQUEST)
     assert r.status_code == 500
     assert "could not rewrite the request (RuntimeError)" in error_of(r)["message"]

@@ -9,14 +9,14 @@ from contextlib import ExitStack
 from typing import Any
 
 import pytest
-from doubles import MarkingEngine
+from doubles import marking_engine
 from fake_upstream import FakeUpstream
 from servers import running_app
 from tests.proxy import loopback
 
 from bridge_rules.proxy import ProxyConfig, create_app
 
-MakeProxy = Callable[..., tuple[str, MarkingEngine]]
+MakeProxy = Callable[..., str]
 
 REQUEST = {
     "model": "claude-sonnet-4-5",
@@ -24,23 +24,23 @@ REQUEST = {
     "messages": [{"role": "user", "content": "Read hello.txt"}],
     "tools": [{"name": "read", "input_schema": {"type": "object"}}],
 }
+WIRE_REQUEST = {**REQUEST, "tools": [{"name": "READ", "input_schema": {"type": "object"}}]}
 
 
 @pytest.fixture
 def make_proxy(upstream: FakeUpstream) -> Iterator[MakeProxy]:
     with ExitStack() as stack:
 
-        def make(**options: Any) -> tuple[str, MarkingEngine]:
-            engine = MarkingEngine()
+        def make(**options: Any) -> str:
             config = ProxyConfig(upstream=options.pop("upstream", upstream.url), **options)
-            return stack.enter_context(running_app(create_app(config, rewriter=engine))), engine
+            return stack.enter_context(running_app(create_app(config, engine=marking_engine())))
 
         yield make
 
 
 @pytest.fixture
 def proxy(make_proxy: MakeProxy) -> str:
-    return make_proxy()[0]
+    return make_proxy()
 
 
 def test_healthz(proxy: str) -> None:
@@ -52,14 +52,14 @@ def test_healthz(proxy: str) -> None:
 def test_message_is_rewritten_both_ways_with_lengths_recomputed(
     proxy: str, upstream: FakeUpstream
 ) -> None:
+    upstream.script.tool_calls = [{"name": "READ", "input": {"path": "hello.txt"}}]
     r = loopback.post(proxy + "/v1/messages", json=REQUEST, headers={"x-api-key": "sk-test"})
     assert r.status_code == 200
     body = r.json()
-    assert body["x_inbound"] == ["read"]  # the reverse map comes from the request's tools
-    assert body["content"][0]["name"] == "read"
+    assert body["content"][0]["name"] == "read"  # mapped back to the request's own tool
     assert int(r.headers["content-length"]) == len(r.content)
     sent = upstream.requests[-1]
-    assert sent.json == {**REQUEST, "x_outbound": True}
+    assert sent.json == WIRE_REQUEST
     assert sent.header("content-length") == [str(len(sent.body))]
     assert sent.header("accept-encoding") == ["identity"]  # so the proxy can rewrite the answer
 
@@ -69,7 +69,7 @@ def test_gate_closed_passes_bytes_through_untouched(proxy: str, upstream: FakeUp
     r = loopback.post(proxy + "/v1/messages", content=raw, headers={"accept-encoding": "gzip"})
     assert upstream.requests[-1].body == raw
     assert upstream.requests[-1].header("accept-encoding") == ["gzip"]
-    assert "x_inbound" not in r.json()
+    assert r.json()["content"][0]["name"] == "read"  # the upstream's answer, as it came
 
 
 def test_credentials_and_anthropic_headers_are_forwarded_hop_by_hop_dropped(
@@ -110,7 +110,7 @@ def test_response_headers_forwarded_without_hop_by_hop(
         ("x-hop-resp", "1"),
         ("connection", "x-hop-resp"),
     ]
-    proxy, _ = make_proxy()
+    proxy = make_proxy()
     r = loopback.post(proxy + "/v1/messages", json=REQUEST)
     assert r.headers["request-id"] == "req_fake"
     assert r.headers["anthropic-ratelimit-requests-remaining"] == "99"
@@ -122,7 +122,8 @@ def test_stream_goes_through_the_engine_event_by_event(
 ) -> None:
     upstream.script.chunk = 2
     upstream.script.event_gap = 0.02
-    proxy, engine = make_proxy()
+    upstream.script.tool_calls = [{"name": "READ", "input": {"path": "hello.txt"}}]
+    proxy = make_proxy()
     seen_before_upstream_finished = None
     chunks = []
     with loopback.stream("POST", proxy + "/v1/messages", json={**REQUEST, "stream": True}) as r:
@@ -137,15 +138,16 @@ def test_stream_goes_through_the_engine_event_by_event(
     text = b"".join(chunks).decode()
     assert text.count("event: content_block_delta") == len('{"path": "hello.txt"}') // 2 + 1
     assert text.rstrip().endswith('data: {"type": "message_stop"}')
-    assert engine.stream_registered == [["read"]]
-    assert b"".join(engine.stream_chunks) == b"".join(chunks)
+    assert upstream.requests[-1].json["tools"][0]["name"] == "READ"
+    assert '"name":"read"' in text.replace(" ", "")  # the block start, mapped back
+    assert '"READ"' not in text
 
 
 def test_count_tokens_gets_the_outbound_rewrite(proxy: str, upstream: FakeUpstream) -> None:
     r = loopback.post(proxy + "/v1/messages/count_tokens", json=REQUEST)
     assert r.json() == {"input_tokens": 42}
     assert upstream.requests[-1].path == "/v1/messages/count_tokens"
-    assert upstream.requests[-1].json["x_outbound"] is True
+    assert upstream.requests[-1].json == WIRE_REQUEST
 
 
 @pytest.mark.parametrize("method", ["GET", "PUT", "DELETE", "PATCH"])
@@ -167,17 +169,18 @@ def test_gzip_answer_is_decoded_before_rewriting(
     make_proxy: MakeProxy, upstream: FakeUpstream
 ) -> None:
     upstream.script.gzip = True  # ignores the proxy's accept-encoding: identity
-    proxy, _ = make_proxy()
+    upstream.script.tool_calls = [{"name": "READ", "input": {"path": "hello.txt"}}]
+    proxy = make_proxy()
     r = loopback.post(proxy + "/v1/messages", json=REQUEST)
     assert "content-encoding" not in r.headers
-    assert r.json()["x_inbound"] == ["read"]
+    assert r.json()["content"][0]["name"] == "read"
 
 
 def test_gzip_passthrough_keeps_encoding_and_length(
     make_proxy: MakeProxy, upstream: FakeUpstream
 ) -> None:
     upstream.script.gzip = True
-    proxy, _ = make_proxy()
+    proxy = make_proxy()
     r = loopback.get(proxy + "/v1/models", headers={"accept-encoding": "gzip"})
     assert r.headers["content-encoding"] == "gzip"
     assert int(r.headers["content-length"]) == len(gzip.compress(r.content))

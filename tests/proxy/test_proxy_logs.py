@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from doubles import MarkingEngine
+from doubles import marking_engine
 from fake_upstream import FakeUpstream
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -35,7 +35,7 @@ HEADERS = {"x-api-key": "sk-ant-api-SECRETKEY", "authorization": "Bearer SECRETT
 
 
 def exchange(upstream: FakeUpstream, **options: Any) -> None:
-    app = create_app(ProxyConfig(upstream=upstream.url, **options), rewriter=MarkingEngine())
+    app = create_app(ProxyConfig(upstream=upstream.url, **options), engine=marking_engine())
     with running_app(app) as url:
         loopback.post(url + "/v1/messages?beta=true&api_key=SECRETQ", json=REQUEST, headers=HEADERS)
         with loopback.stream("POST", url + "/v1/messages", json={**REQUEST, "stream": True}) as r:
@@ -73,7 +73,7 @@ def test_the_access_line_times_the_upstream_apart_from_the_proxy(
 ) -> None:
     caplog.set_level(logging.INFO, logger=ACCESS_LOGGER)
     upstream.script.delay = 0.3  # the upstream thinks for 300 ms before it answers
-    app = create_app(ProxyConfig(upstream=upstream.url), rewriter=MarkingEngine())
+    app = create_app(ProxyConfig(upstream=upstream.url), engine=marking_engine())
     with running_app(app) as url:
         assert loopback.post(url + "/v1/messages", json=REQUEST).status_code == 200
     (line,) = [json.loads(r.getMessage()) for r in caplog.records if r.name == ACCESS_LOGGER]
@@ -92,7 +92,7 @@ def test_debug_log_redacts_credentials_and_omits_prompts_unless_asked(
     headers = dict(first["request_headers"])
     assert headers["x-api-key"] == headers["authorization"] == "<redacted>"
     assert dict(first["query"]) == {"beta": "true", "api_key": "<redacted>"}
-    assert first["upstream_body"]["x_outbound"] is True
+    assert first["upstream_body"]["tools"][0]["name"] == "READ"
     assert first["request_body"]["tools"][0]["name"] == "read"
     text = path.read_text()
     assert "SECRET" not in text

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from doubles import MarkingEngine
+from doubles import marking_engine
 from fake_upstream import FakeUpstream
 from servers import running_app
 from tests.proxy import loopback
@@ -31,7 +31,7 @@ OPS_PATHS = ("/healthz", "/readyz", "/metrics")
 
 @pytest.fixture
 def proxy(upstream: FakeUpstream) -> Iterator[str]:
-    app = create_app(ProxyConfig(upstream=upstream.url), rewriter=MarkingEngine())
+    app = create_app(ProxyConfig(upstream=upstream.url), engine=marking_engine())
     with running_app(with_ops(app, upstream.url)) as url:
         yield url
 

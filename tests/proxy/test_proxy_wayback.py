@@ -72,7 +72,27 @@ def test_no_header_when_every_call_maps_back(canned: Canned) -> None:
     assert "x-bridge-rules-unmapped" not in r.headers
 
 
-def test_a_stripped_pipeline_is_applied_to_the_next_tool_result(canned: Canned) -> None:
+def test_without_a_seal_key_no_pipeline_is_stripped(
+    canned: Canned, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("BRIDGE_RULES_SEAL_KEY", raising=False)
+    command = "npm test 2>&1 | grep FAIL | head -n 2"
+    canned.reply = answer(("toolu_1", "Bash", {"command": command}))
+    app = create_app(ProxyConfig(upstream=canned.url), load_runtime(["pi-tool-guard"]))
+    with running_app(app) as proxy:
+        call = loopback.post(proxy + "/v1/messages", json=request("bash")).json()["content"][0]
+    assert call == {
+        "type": "tool_use",
+        "id": "toolu_1",
+        "name": "bash",
+        "input": {"command": command},
+    }
+
+
+def test_a_stripped_pipeline_is_applied_to_the_next_tool_result(
+    canned: Canned, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BRIDGE_RULES_SEAL_KEY", "a deployment's secret key")
     command = "npm test 2>&1 | grep FAIL | head -n 2"
     canned.reply = answer(("toolu_1", "Bash", {"command": command}))
     app = create_app(ProxyConfig(upstream=canned.url), load_runtime(["pi-tool-guard"]))
@@ -81,6 +101,7 @@ def test_a_stripped_pipeline_is_applied_to_the_next_tool_result(canned: Canned) 
         call = first["content"][0]
         assert call["input"] == {"command": "npm test 2>&1"}  # the agent runs the bare command
         assert not any(k.startswith("_piToolGuard") for k in call["input"])
+        assert call["id"].startswith("toolu_1_brs")  # what was stripped travels in the id
         canned.reply = Reply(body=[b'{"type":"message","role":"assistant","content":[]}'])
         history = [
             {"role": "user", "content": "run the tests"},
@@ -88,7 +109,7 @@ def test_a_stripped_pipeline_is_applied_to_the_next_tool_result(canned: Canned) 
             {
                 "role": "user",
                 "content": [
-                    {"type": "tool_result", "tool_use_id": "toolu_1", "content": "ok a\nFAIL b\n"
+                    {"type": "tool_result", "tool_use_id": call["id"], "content": "ok a\nFAIL b\n"
                      "ok c\nFAIL d\nFAIL e\n"}
                 ],
             },
@@ -96,6 +117,8 @@ def test_a_stripped_pipeline_is_applied_to_the_next_tool_result(canned: Canned) 
         loopback.post(proxy + "/v1/messages", json=request("bash", messages=history))
     sent = json.loads(canned.seen[-1].body)
     assert sent["messages"][1]["content"][0]["input"] == {"command": command}
+    assert sent["messages"][1]["content"][0]["id"] == "toolu_1"  # restored byte for byte
+    assert sent["messages"][2]["content"][0]["tool_use_id"] == "toolu_1"
     assert sent["messages"][2]["content"][0]["content"] == "FAIL b\nFAIL d\n"
 
 

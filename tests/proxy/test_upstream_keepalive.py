@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
-from doubles import MarkingEngine
+from doubles import marking_engine
 from servers import running_app
 from tests.proxy import loopback
 
@@ -61,7 +61,7 @@ def connections(upstream: PortsUpstream, keepalive: float, pause: float = 0.0) -
     """How many upstream connections three requests through the proxy used."""
     config = ProxyConfig(upstream=f"http://127.0.0.1:{upstream.server_address[1]}",
                          upstream_keepalive=keepalive)  # fmt: skip
-    with running_app(create_app(config, rewriter=MarkingEngine())) as url:
+    with running_app(create_app(config, engine=marking_engine())) as url:
         for _ in range(3):
             assert loopback.get(url + "/v1/models").status_code == 200
             time.sleep(pause)

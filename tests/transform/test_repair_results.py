@@ -1,12 +1,15 @@
-"""What repair records stays in the engine; a stripped pipeline is applied to the result.
+"""What repair records stays out of the arguments; a stripped pipeline is applied to the result.
 
 The pi-tool-guard profile both ways: the agent never receives `_piToolGuard*` keys (message
 and stream), history never sends them upstream, and the next request's `tool_result` gets
-the removed extractors applied while the call's id is remembered.
+the removed extractors applied. What was stripped travels in the call's sealed id, so a
+second engine (another worker, another replica) with the same key gives the same answer,
+and with no key nothing is stripped.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +21,13 @@ from tests.transform.conftest import tool_calls
 import bridge_rules
 from bridge_rules.engine import Engine
 from bridge_rules.repair.extract import run_pipeline
-from bridge_rules.transform.results import CallMemory
+from bridge_rules.sealing import MARK
 
 HERE = Path(__file__).parent
 EXTRACT_CASES: list[dict[str, Any]] = YAML(typ="safe").load(
     (HERE / "data" / "extractors.yaml").read_text(encoding="utf-8")
 )
+KEY = b"k" * 32
 COMMAND = "npm test 2>&1 | grep FAIL | head -n 2"
 OUTPUT = "ok a\nFAIL b\nok c\nFAIL d\nFAIL e\n"
 
@@ -37,7 +41,12 @@ def test_extractors(case: dict[str, Any]) -> None:
 
 @pytest.fixture
 def guard() -> Engine:
-    return bridge_rules.load("pi-tool-guard")  # a fresh engine: a fresh memory
+    return bridge_rules.load("pi-tool-guard", seal_key=KEY)
+
+
+def other_worker() -> Engine:
+    """A separate engine with the same rules and key: shares nothing with ``guard``."""
+    return bridge_rules.load("pi-tool-guard", seal_key=KEY)
 
 
 def use(call_id: str, command: str, **extra: Any) -> dict[str, Any]:
@@ -64,12 +73,67 @@ def history(call: dict[str, Any], result: Any) -> dict[str, Any]:
     }
 
 
+def sealed_call(eng: Engine, call_id: str = "toolu_1", command: str = COMMAND) -> dict[str, Any]:
+    """The tool_use block the agent gets (and echoes back in its history)."""
+    block: dict[str, Any] = eng.inbound({"content": [use(call_id, command)]})["content"][0]
+    return block
+
+
 def test_agent_gets_no_internal_keys(guard: Engine) -> None:
     out = guard.inbound({"content": [use("toolu_1", COMMAND, timeout=5)]})
     assert out["content"][0]["input"] == {"command": "npm test 2>&1", "timeout": 5}
 
 
-def test_stream_gives_no_internal_keys(guard: Engine) -> None:
+def test_a_stripped_call_gets_a_sealed_id_the_api_accepts(guard: Engine) -> None:
+    call = sealed_call(guard)
+    assert call["id"].startswith("toolu_1" + MARK)
+    assert re.fullmatch(r"[a-zA-Z0-9_-]+", call["id"])
+    assert sealed_call(other_worker())["id"] == call["id"]  # deterministic: any worker
+
+
+def test_a_call_nothing_stripped_keeps_its_id(guard: Engine) -> None:
+    assert sealed_call(guard, command="npm test")["id"] == "toolu_1"
+
+
+@pytest.mark.parametrize("result", [OUTPUT, [{"type": "text", "text": OUTPUT}]])
+def test_another_worker_applies_the_pipeline_to_the_result(guard: Engine, result: Any) -> None:
+    call = sealed_call(guard)
+    request = history(call, result)
+    before = orjson.dumps(request)
+    sent = other_worker().outbound(request).payload
+    assert orjson.dumps(request) == before  # the input is never mutated
+    back, answer = sent["messages"][1]["content"][0], sent["messages"][2]["content"][0]
+    assert back["id"] == "toolu_1"  # byte for byte
+    assert answer["tool_use_id"] == "toolu_1"
+    assert back["input"] == {"command": COMMAND}  # the model sees the call it wrote
+    filtered = answer["content"] if isinstance(result, str) else answer["content"][0]["text"]
+    assert filtered == "FAIL b\nFAIL d\n"
+    assert guard.outbound(request).payload == sent  # every later request: the same history
+
+
+def test_unsealed_ids_pass_unchanged(guard: Engine) -> None:
+    request = history(use("toolu_9", "npm test 2>&1"), OUTPUT)
+    assert guard.outbound(request).payload["messages"] == request["messages"]
+
+
+def test_a_forged_or_foreign_seal_is_not_opened(guard: Engine) -> None:
+    call = sealed_call(guard)
+    forged = call["id"][:-1] + ("a" if call["id"][-1] != "a" else "b")
+    foreign = bridge_rules.load("pi-tool-guard", seal_key=b"x" * 32)
+    for eng, call_id in ((guard, forged), (foreign, call["id"])):
+        request = history({**call, "id": call_id}, OUTPUT)
+        assert eng.outbound(request).payload["messages"] == request["messages"]
+
+
+def test_without_a_key_nothing_is_stripped() -> None:
+    plain = bridge_rules.load("pi-tool-guard")
+    out = plain.inbound({"content": [use("toolu_1", COMMAND)]})["content"][0]
+    assert out["id"] == "toolu_1"
+    assert out["input"] == {"command": COMMAND}  # the agent runs what the model wrote
+    assert plain.inbound_call("bash", {"command": COMMAND}).arguments == {"command": COMMAND}
+
+
+def test_stream_gives_no_internal_keys_and_seals_the_id(guard: Engine) -> None:
     start = {
         "type": "content_block_start",
         "index": 0,
@@ -87,37 +151,11 @@ def test_stream_gives_no_internal_keys(guard: Engine) -> None:
         b"data: " + orjson.dumps(d) + b"\n\n"
         for d in (start, delta, {"type": "content_block_stop", "index": 0})
     )
-    out = b"".join(guard.inbound_stream([stream]))
-    assert b"_piToolGuard" not in out
-    assert tool_calls(out) == [("bash", {"command": "npm test 2>&1"})]
-    assert guard.memory is not None
-    assert guard.memory.recall("toolu_1") is not None
-
-
-@pytest.mark.parametrize("result", [OUTPUT, [{"type": "text", "text": OUTPUT}]])
-def test_next_request_applies_the_pipeline_to_the_result(guard: Engine, result: Any) -> None:
-    guard.inbound({"content": [use("toolu_1", COMMAND)]})
-    request = history(use("toolu_1", "npm test 2>&1"), result)
-    before = orjson.dumps(request)
-    sent = guard.outbound(request).payload
-    assert orjson.dumps(request) == before  # the input is never mutated
-    call, answer = sent["messages"][1]["content"][0], sent["messages"][2]["content"][0]
-    assert call["input"] == {"command": COMMAND}  # the model sees the call it wrote
-    filtered = answer["content"] if isinstance(result, str) else answer["content"][0]["text"]
-    assert filtered == "FAIL b\nFAIL d\n"
-    assert guard.outbound(request).payload == sent  # every later request: the same history
-
-
-def test_forgotten_ids_pass_unchanged(guard: Engine) -> None:
-    request = history(use("toolu_9", "npm test 2>&1"), OUTPUT)
-    assert guard.outbound(request).payload["messages"] == request["messages"]
-
-
-def test_an_extractor_it_cannot_run_leaves_the_result(guard: Engine) -> None:
-    guard.inbound({"content": [use("toolu_1", "cat log | awk '{print $2}'")]})
-    request = history(use("toolu_1", "cat log"), OUTPUT)
-    sent = guard.outbound(request).payload
-    assert sent["messages"][2] == request["messages"][2]
+    for chunks in ([stream], [stream[i : i + 7] for i in range(0, len(stream), 7)]):
+        out = b"".join(guard.inbound_stream(chunks))
+        assert b"_piToolGuard" not in out
+        assert tool_calls(out) == [("bash", {"command": "npm test 2>&1"})]
+        assert sealed_call(guard)["id"].encode() in out  # the same id as the JSON answer
 
 
 def test_history_never_sends_internal_keys(guard: Engine) -> None:
@@ -126,40 +164,26 @@ def test_history_never_sends_internal_keys(guard: Engine) -> None:
     assert sent["messages"][1]["content"][0]["input"] == {"command": "ls"}
 
 
-def test_memory_is_bounded() -> None:
-    guard = bridge_rules.load("pi-tool-guard")
-    call = guard.inbound_call("bash", {"command": "ls | head -1"})
-    memory = CallMemory(size=2)
-    for n in range(5):
-        memory.remember(f"toolu_{n}", call)
-    assert len(memory) == 2
-    assert memory.recall("toolu_0") is None
-    assert memory.recall("toolu_4") is not None
-
-
-def test_rules_without_strips_keep_no_memory(eng: Engine) -> None:
-    assert eng.memory is None
-
-
-def test_a_recovered_call_is_remembered_too(tmp_path: Path) -> None:
+def test_a_recovered_call_is_sealed_too(tmp_path: Path) -> None:
     rules = tmp_path / "rules.yaml"
     rules.write_text(
         "bridge-rules: 1\nextends: pi-tool-guard\ntext:\n  recover_tool_calls: true\n",
         encoding="utf-8",
     )
-    guard = bridge_rules.load(str(rules))
+    guard = bridge_rules.load(str(rules), seal_key=KEY)
     text = '<tool_call>{"name": "bash", "arguments": {"command": "ls | head -n 1"}}</tool_call>'
     out = guard.inbound({"id": "msg_r", "content": [{"type": "text", "text": text}]})
     call = out["content"][0]
     assert call["input"] == {"command": "ls"}
     request = history({**call, "input": {"command": "ls"}}, "a\nb\n")
-    assert guard.outbound(request).payload["messages"][2]["content"][0]["content"] == "a\n"
+    again = bridge_rules.load(str(rules), seal_key=KEY)
+    assert again.outbound(request).payload["messages"][2]["content"][0]["content"] == "a\n"
 
 
 def test_outbound_bytes_applies_the_pipeline_as_outbound_does(guard: Engine) -> None:
-    guard.inbound({"content": [use("toolu_1", COMMAND)]})
-    request = history(use("toolu_1", "npm test 2>&1"), OUTPUT)
+    request = history(sealed_call(guard), OUTPUT)
     request["messages"][0]["content"] = "x" * 100_000  # past the message cache's size floor
     body = orjson.dumps(request)
-    assert guard.outbound_bytes(body).body == orjson.dumps(guard.outbound(request).payload)
-    assert b"FAIL b\\nFAIL d\\n" in guard.outbound_bytes(body).body
+    for _ in range(2):  # the second time from the message cache
+        assert guard.outbound_bytes(body).body == orjson.dumps(guard.outbound(request).payload)
+        assert b"FAIL b\\nFAIL d\\n" in guard.outbound_bytes(body).body

@@ -12,16 +12,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from bridge_rules.proxy.app import ProxyApp, create_app
     from bridge_rules.proxy.config import ProxyConfig
-    from bridge_rules.proxy.rewrite import Rewriter, RuntimeRewriter
 
 _HOMES = {
     "ProxyApp": "app",
     "create_app": "app",
     "ProxyConfig": "config",
-    "Rewriter": "rewrite",
-    "RuntimeRewriter": "rewrite",
 }
-__all__ = ["ProxyApp", "ProxyConfig", "Rewriter", "RuntimeRewriter", "create_app"]
+__all__ = ["ProxyApp", "ProxyConfig", "create_app"]
 
 
 def __getattr__(name: str) -> Any:

@@ -1,11 +1,12 @@
-"""The proxy as a plain ASGI app: read, rewrite (through the Runtime), forward, rewrite back.
+"""The proxy as a plain ASGI app: read, rewrite (an Engine's turn), forward, rewrite back.
 
-Stateless by design: the gate decision comes from the request's own ``model``
-and the reverse name map from its own ``tools[]`` (``OutboundResult.registered``),
-so any number of workers or replicas can serve any request. All name and
-argument logic lives in the transform layer; this module only moves bytes and
-faults. Routes the proxy answers itself are a table (:attr:`ProxyApp.routes`);
-everything else is forwarded.
+Stateless by design: each request gets its own :class:`~bridge_rules.transform.turn.Turn`
+from the same :class:`~bridge_rules.Engine` a library caller uses. The gate decision
+comes from the request's own ``model``, the reverse name map from its own ``tools[]``,
+and what a repair changed in a call from the call's sealed id, so any worker of any
+replica gives the same answer. All name and argument logic lives below the engine;
+this module only moves bytes and faults. Routes the proxy answers itself are a table
+(:attr:`ProxyApp.routes`); everything else is forwarded.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from bridge_rules import jsonio
+from bridge_rules.engine import Engine
 from bridge_rules.gcpause import paused, tune_for_serving
 from bridge_rules.proxy.body import (
     ClientGone,
@@ -32,9 +34,9 @@ from bridge_rules.proxy.heap import HeapTrimmer
 from bridge_rules.proxy.obs import AccessRecord, DebugLog, configure_logging, omit_text
 from bridge_rules.proxy.ops import OpsApp, with_ops
 from bridge_rules.proxy.reply import JSON, Message, Receive, Reply, Send
-from bridge_rules.proxy.rewrite import Rewriter, RuntimeRewriter, body_rewriter
 from bridge_rules.proxy.upstream import Upstream
 from bridge_rules.runtime import Runtime
+from bridge_rules.sealing import Sealer
 
 log = logging.getLogger("bridge_rules.proxy")
 
@@ -51,8 +53,8 @@ async def healthz(ex: Exchange) -> None:
 
 
 class ProxyApp:
-    def __init__(self, rewriter: Rewriter, config: ProxyConfig) -> None:
-        self.rewriter = body_rewriter(rewriter)
+    def __init__(self, engine: Engine, config: ProxyConfig) -> None:
+        self.engine = engine
         self.config = config
         self.cache_on = config.outbound_cache_mb > 0
         self.upstream = Upstream(config)
@@ -129,7 +131,7 @@ class ProxyApp:
         ex.reply.record.bytes_in = len(ex.body)
         if method == "POST" and path in REWRITTEN_PATHS:
             self._outbound(ex)
-        work = forward(self.upstream, self.rewriter, ex)
+        work = forward(self.upstream, ex)
         await self._until_disconnect(work, receive, ex.reply.record)
 
     def _outbound(self, ex: Exchange) -> None:
@@ -139,7 +141,7 @@ class ProxyApp:
                 parse_payload(body)  # the precise 400: empty, not JSON, or not an object
             record = ex.reply.record
             try:
-                result = self.rewriter.outbound_body(body)
+                turn = self.engine.turn(body)
             except jsonio.JSONDecodeError as exc:
                 raise unreadable(exc) from None
             except RecursionError:
@@ -151,6 +153,7 @@ class ProxyApp:
                 raise ProxyError(
                     500, f"bridge-rules could not rewrite the request ({type(exc).__name__})"
                 ) from None
+            result = turn.outcome
             if result.rejected:
                 raise ProxyError(400, result.rejected)
             model = result.fields.get("model")
@@ -159,16 +162,12 @@ class ProxyApp:
             record.gate = result.gate_open
             record.renames = dict(result.renames)
             if result.gate_open and self.cache_on:
-                record.cache = (
-                    getattr(result, "reused", 0),  # a test double's outcome need not say
-                    getattr(result, "stored", 0),
-                    getattr(result, "tools_reused", False),
-                )
+                record.cache = (result.reused, result.stored, result.tools_reused)
             if self.debug is not None:
                 ex.debug["request_body"] = self.debug.body(jsonio.loads(body))
                 if result.gate_open:
                     ex.debug["upstream_body"] = self.debug.body(jsonio.loads(result.body))
-            ex.rewritten(result)
+            ex.rewritten(turn)
 
     async def _until_disconnect(
         self, work: Coroutine[Any, Any, None], receive: Receive, record: AccessRecord
@@ -215,21 +214,24 @@ class ProxyApp:
 
 
 def create_app(
-    config: ProxyConfig, runtime: Runtime | None = None, *, rewriter: Rewriter | None = None
+    config: ProxyConfig, runtime: Runtime | None = None, *, engine: Engine | None = None
 ) -> ProxyApp:
-    """The app for ``config``: ``rewriter`` if given, else the rules of ``runtime``, else
-    the rules the config names."""
-    if rewriter is None:
+    """The app for ``config``: ``engine`` if given, else the rules of ``runtime``, else the
+    rules the config names; with the seal key of ``BRIDGE_RULES_SEAL_KEY``
+    (:class:`~bridge_rules.sealing.SealKeyError` when it is too short) and the gate's
+    environment overrides as they are now, as a server reads its settings at start-up."""
+    if engine is None:
         if runtime is None:
             from bridge_rules.ruleset import load_runtime
 
             runtime = load_runtime(list(config.rules) or None)
-        runtime.message_cache.configure(
-            enabled=config.outbound_cache_mb > 0,
-            max_bytes=max(config.outbound_cache_mb, 1) * 1024 * 1024,
-        )
-        rewriter = RuntimeRewriter(runtime)
-    return ProxyApp(rewriter, config)
+        runtime = runtime.with_sealer(Sealer.from_env())
+        engine = Engine(runtime, env=dict(os.environ))
+    engine.runtime.message_cache.configure(
+        enabled=config.outbound_cache_mb > 0,
+        max_bytes=max(config.outbound_cache_mb, 1) * 1024 * 1024,
+    )
+    return ProxyApp(engine, config)
 
 
 def app_from_env() -> OpsApp:

@@ -22,11 +22,10 @@ from bridge_rules.proxy.errors import ProxyError, UpstreamAborted, sse_error_eve
 from bridge_rules.proxy.headers import filter_headers, is_secret, redact, request_headers
 from bridge_rules.proxy.obs import DebugLog
 from bridge_rules.proxy.reply import Message, Reply
-from bridge_rules.proxy.rewrite import BodyOutcome, BodyRewriter
 from bridge_rules.proxy.stream import EventTooLarge, StreamWatch, capped_events
 from bridge_rules.proxy.upstream import READ_ERRORS, Upstream, read_fault
+from bridge_rules.transform.turn import Turn
 from bridge_rules.transform.unmapped import HEADER as UNMAPPED_HEADER
-from bridge_rules.transform.unmapped import InboundReport
 
 REWRITE_DROP = frozenset({b"content-length", b"content-encoding"})
 DEBUG_STREAM_CAP = 1 << 20  # bytes of a streamed body the debug log keeps (--log-prompts)
@@ -42,16 +41,15 @@ class Exchange:
     body: bytes
     reply: Reply
     debug_log: DebugLog | None
-    rewriting: bool = False
-    registered: list[str] = field(default_factory=list)
+    turn: Turn | None = None
+    """Set when the rules rewrote the request: its answer is rewritten by the same turn."""
     debug: dict[str, Any] = field(default_factory=dict)
 
-    def rewritten(self, result: BodyOutcome) -> None:
-        """Take the outcome of the outbound rewrite (called with the collector paused)."""
-        self.registered = result.registered
-        if result.gate_open:
-            self.rewriting = True
-            self.body = result.body
+    def rewritten(self, turn: Turn) -> None:
+        """Take the outbound rewrite (called with the collector paused)."""
+        if turn.gate_open:
+            self.turn = turn
+            self.body = turn.body
 
     def debug_record(self) -> dict[str, Any]:
         rec = self.reply.record
@@ -64,8 +62,9 @@ class Exchange:
         }
 
 
-async def forward(upstream: Upstream, rewriter: BodyRewriter, ex: Exchange) -> None:
-    rewriting = ex.rewriting
+async def forward(upstream: Upstream, ex: Exchange) -> None:
+    turn = ex.turn
+    rewriting = turn is not None
     headers = request_headers(ex.scope["headers"], identity=rewriting)
     messages = ex.scope["path"] == "/v1/messages"
     record = ex.reply.record
@@ -77,12 +76,12 @@ async def forward(upstream: Upstream, rewriter: BodyRewriter, ex: Exchange) -> N
         if ex.debug_log is not None:
             ex.debug["response_headers"] = redact(response.raw_headers)
         is_sse = response.headers.get("content-type", "").startswith("text/event-stream")
-        if not rewriting or response.status >= 400 or not messages:
+        if turn is None or response.status >= 400 or not messages:
             await _untouched(upstream, ex, response, is_sse and messages)
         elif is_sse:
-            await _stream(upstream, rewriter, ex, response)
+            await _stream(upstream, turn, ex, response)
         else:
-            await _message(upstream, rewriter, ex, response)
+            await _message(upstream, turn, ex, response)
     finally:
         response.close()
 
@@ -132,16 +131,15 @@ async def _untouched(
 
 
 async def _stream(
-    upstream: Upstream, rewriter: BodyRewriter, ex: Exchange, response: aiohttp.ClientResponse
+    upstream: Upstream, turn: Turn, ex: Exchange, response: aiohttp.ClientResponse
 ) -> None:
     await ex.reply.start(response.status, filter_headers(response.raw_headers, REWRITE_DROP))
     capped = capped_events(response.content.iter_any(), upstream.config.max_sse_event_bytes)
-    report = InboundReport()
-    chunks = rewriter.stream_report(capped, ex.registered, report)
+    chunks = turn.stream_async(capped)
     try:
         await _send_stream(ex, chunks, upstream.config.timeout, True)
     finally:
-        ex.reply.record.noted(report)
+        ex.reply.record.noted(turn.report)
 
 
 def _same(rewritten: Any, message: dict[str, Any]) -> bool:
@@ -156,7 +154,7 @@ def _same(rewritten: Any, message: dict[str, Any]) -> bool:
 
 
 async def _message(
-    upstream: Upstream, rewriter: BodyRewriter, ex: Exchange, response: aiohttp.ClientResponse
+    upstream: Upstream, turn: Turn, ex: Exchange, response: aiohttp.ClientResponse
 ) -> None:
     try:
         data = await response.read()
@@ -170,9 +168,9 @@ async def _message(
             message = None
         unmapped = ""
         if isinstance(message, dict):
-            rewritten, report = rewriter.inbound_report(message, ex.registered)
-            ex.reply.record.noted(report)
-            unmapped = report.header_value() or ""
+            rewritten = turn.message(message)
+            ex.reply.record.noted(turn.report)
+            unmapped = turn.report.header_value() or ""
             if not _same(rewritten, message):  # else the upstream's own bytes go back
                 data = jsonio.dumps(rewritten)
             if ex.debug_log is not None:

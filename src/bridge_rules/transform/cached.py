@@ -58,7 +58,6 @@ from bridge_rules.transform.outbound import (
     rewrite_with,
     tools_outcome,
 )
-from bridge_rules.transform.results import CallMemory, apply_results
 
 _KEY = b'"messages":['
 _MARK = "\x00bridge-rules cut " + secrets.token_hex(16)
@@ -108,13 +107,8 @@ def rewrite_outbound_bytes(
     gc_pause: bool | None = None,
     loads: Loads = orjson.loads,
     dumps: Dumps = orjson.dumps,
-    memory: CallMemory | None = None,
 ) -> OutboundBytes:
     """Parse, rewrite and serialise one request body, through the message cache.
-
-    ``memory``: the calls whose repair stripped a pipeline (``Engine.memory``); their
-    ``tool_result`` blocks are rewritten from it, which the cache cannot see, so the
-    whole body takes the plain path.
 
     ``cache=False`` (or the cache switched off on the runtime) takes the plain
     path; a body under the cache's ``min_body`` only reuses its ``tools``.
@@ -129,7 +123,7 @@ def rewrite_outbound_bytes(
     """
     json = _Json(loads, dumps)
     store = rt.message_cache
-    if cache and memory is None and store.enabled:
+    if cache and store.enabled:
         job = _Cached(rt, store, body, json, len(body) >= store.min_body)
         with paused(_pause(gc_pause, job.prepare())):
             done = job.run(model, env)
@@ -137,8 +131,6 @@ def rewrite_outbound_bytes(
             return done
     with paused(_pause(gc_pause, len(body))):
         payload = json.loads(body)
-        if memory is not None:
-            payload = apply_results(payload, memory)
         return _plain(rt, payload, model, env, json)
 
 

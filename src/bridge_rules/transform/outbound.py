@@ -17,6 +17,7 @@ from bridge_rules.runtime import Runtime
 from bridge_rules.textplan import API, Plan
 from bridge_rules.transform.guard import NOTHING, Verdict, apply_verdict, wire_verdict
 from bridge_rules.transform.references import references_out, uses_tool_search
+from bridge_rules.transform.results import seals
 
 _UNTYPED = ("", "custom")
 
@@ -70,6 +71,7 @@ class Rewriter:
         self.dropped: list[str] = []
         self.registered: list[str] = []
         self.history = rt.history
+        self.seals = seals(rt)
 
     def wire(self, name: str) -> str:
         if name in self.typed:
@@ -151,9 +153,12 @@ class Rewriter:
         return block
 
     def messages(self, messages: list[Any]) -> list[Any] | None:
-        """The hot loop of a long history: inlined type checks, copies only on change."""
+        """The hot loop of a long history: inlined type checks, copies only on change.
+
+        Ids the response side sealed (:mod:`bridge_rules.transform.results`) are opened
+        first, so the rest of the walk sees the call as the model made it."""
         out: list[Any] | None = None
-        tool_use, tool_result = self.tool_use, self.tool_result
+        tool_use, tool_result, seals = self.tool_use, self.tool_result, self.seals
         for i, message in enumerate(messages):
             if type(message) is not dict:
                 continue
@@ -166,7 +171,11 @@ class Rewriter:
                     continue
                 kind = block.get("type")
                 if kind == "tool_use":
-                    new_block = tool_use(block)
+                    new_block = tool_use(block if seals is None else seals.tool_use(block))
+                elif kind == "tool_result" and seals is not None:
+                    new_block = seals.tool_result(block)
+                    if "name" in new_block:
+                        new_block = tool_result(new_block)
                 elif kind == "tool_result" and "name" in block:
                     new_block = tool_result(block)
                 else:

@@ -1,66 +1,126 @@
-"""The result side of argument repair: a stripped pipeline applied to the call's output.
+"""The result side of argument repair: a stripped pipeline carried in the call's own id.
 
 pi-tool-guard strips trailing extractors (``npm test | grep FAIL | head -5``)
 from a bash command, runs the rest and applies the extractors to the output.
-With the ``pi-tool-guard`` profile the agent runs the stripped command; what
-repair removed travels out of band, never in the arguments:
+With the ``pi-tool-guard`` profile the agent runs the stripped command and the
+proxy applies what was stripped, on the next request, to the ``tool_result``.
+Nothing of it is remembered by a worker:
 
-* on the way back, every call whose repair left a
-  :class:`~bridge_rules.repair.rules.PipelineNote` is remembered under its
-  ``tool_use`` id in a bounded in-memory map (:class:`CallMemory`);
-* on the next request, the matching ``tool_result`` gets the removed commands
-  applied to its text (:func:`~bridge_rules.repair.extract.run_pipeline`), and the
-  ``tool_use`` in history gets the command the model wrote back, so the model
-  sees its own call and the output it asked for.
+* on the way back, a call whose repair left a
+  :class:`~bridge_rules.repair.rules.PipelineNote` gets its ``tool_use`` id sealed
+  (:mod:`bridge_rules.sealing`): the id carries the note, authenticated with the
+  deployment's key. The agent echoes that id in its history and in the result;
+* on the way out, every sealed id is opened and restored byte for byte; the
+  ``tool_use`` gets back the command the model wrote, and the ``tool_result`` gets
+  the stripped stages applied to its text (:func:`~bridge_rules.repair.extract.run_pipeline`),
+  so the model sees its own call and exactly the output that call would have given.
 
-When the map has forgotten the id (evicted, another worker, a restart), or an
-extractor is one :mod:`bridge_rules.repair.extract` does not run, the result
-passes unchanged. Every later request carries the same history, so the same
-result is filtered the same way each time while the id is remembered.
+Any worker of any replica that has the same rules and key gives the same answer.
+Without a key (:attr:`Runtime.sealer <bridge_rules.runtime.Runtime.sealer>` None) a
+pipeline is not stripped at all (:func:`bridge_rules.calls.inbound_call`): the agent
+runs the command as the model wrote it.
 """
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-from typing import Any
+from typing import Any, Protocol
+
+import orjson
 
 from bridge_rules.calls import ToolCall
 from bridge_rules.repair.extract import run_pipeline
 from bridge_rules.repair.rules import NOTE_KEY, PipelineNote
+from bridge_rules.runtime import Runtime
+from bridge_rules.sealing import Sealer, may_be_sealed
 
-DEFAULT_SIZE = 4096
+
+class CallSealer(Protocol):
+    """What the response rewriters ask when a call is complete."""
+
+    def may_seal(self, local_name: str) -> bool:
+        """Whether calls of this tool may get a new id (a stream then holds the block's
+        ``content_block_start`` until the call's input is complete)."""
+        ...
+
+    def seal(self, call_id: str, call: ToolCall) -> str:
+        """The id to send the agent for this call (``call_id`` when nothing is carried)."""
+        ...
 
 
-class CallMemory:
-    """``tool_use`` id -> what repair removed from that call; least recently used goes first."""
+def _encode(note: PipelineNote) -> bytes:
+    return orjson.dumps([note.field, note.original, list(note.commands)])
 
-    def __init__(self, size: int = DEFAULT_SIZE) -> None:
-        self.size = size
-        self._notes: OrderedDict[str, PipelineNote] = OrderedDict()
-        self._lock = threading.Lock()
 
-    def __len__(self) -> int:
-        return len(self._notes)
+def _decode(payload: bytes) -> PipelineNote | None:
+    try:
+        value = orjson.loads(payload)
+    except orjson.JSONDecodeError:
+        return None
+    match value:
+        case [str(field), str(original), list(commands)] if all(
+            isinstance(c, str) for c in commands
+        ):
+            return PipelineNote(field, original, tuple(commands))
+    return None
 
-    def remember(self, call_id: Any, call: ToolCall) -> None:
+
+class PipelineSeals:
+    """The :class:`CallSealer` of a runtime whose repairs strip pipelines, and its opener."""
+
+    __slots__ = ("_sealer", "_tools")
+
+    def __init__(self, sealer: Sealer, tools: frozenset[str]) -> None:
+        self._sealer = sealer
+        self._tools = tools
+
+    def may_seal(self, local_name: str) -> bool:
+        return local_name in self._tools
+
+    def seal(self, call_id: str, call: ToolCall) -> str:
         note = call.notes.get(NOTE_KEY)
-        if not isinstance(call_id, str) or not isinstance(note, PipelineNote):
-            return
-        with self._lock:
-            self._notes[call_id] = note
-            self._notes.move_to_end(call_id)
-            while len(self._notes) > self.size:
-                self._notes.popitem(last=False)
+        if not isinstance(note, PipelineNote):
+            return call_id
+        return self._sealer.seal(call_id, _encode(note))
 
-    def recall(self, call_id: Any) -> PipelineNote | None:
-        if not isinstance(call_id, str):
+    def open(self, value: object) -> tuple[str, PipelineNote] | None:
+        """(original id, note) of an id :meth:`seal` made; None for anything else."""
+        if not may_be_sealed(value):
             return None
-        with self._lock:
-            note = self._notes.get(call_id)
-            if note is not None:
-                self._notes.move_to_end(call_id)
-            return note
+        opened = self._sealer.open(value)
+        if opened is None:
+            return None
+        note = _decode(opened[1])
+        return None if note is None else (opened[0], note)
+
+    def tool_use(self, block: dict[str, Any]) -> dict[str, Any]:
+        """A history ``tool_use`` with its id restored and the model's own command back."""
+        opened = self.open(block.get("id"))
+        if opened is None:
+            return block
+        call_id, note = opened
+        new = {**block, "id": call_id}
+        args = block.get("input")
+        if isinstance(args, dict) and args.get(note.field) != note.original:
+            new["input"] = {**args, note.field: note.original}
+        return new
+
+    def tool_result(self, block: dict[str, Any]) -> dict[str, Any]:
+        """A ``tool_result`` with its id restored and the stripped stages applied."""
+        opened = self.open(block.get("tool_use_id"))
+        if opened is None:
+            return block
+        call_id, note = opened
+        new = {**block, "tool_use_id": call_id}
+        if "content" in block:
+            new["content"] = _filtered(block["content"], note)
+        return new
+
+
+def seals(rt: Runtime) -> PipelineSeals | None:
+    """The runtime's seals, when it strips pipelines and has a key to carry them with."""
+    if rt.sealer is None or not rt.stripping_tools:
+        return None
+    return PipelineSeals(rt.sealer, rt.stripping_tools)
 
 
 def _filtered(content: Any, note: PipelineNote) -> Any:
@@ -86,42 +146,3 @@ def _filtered(content: Any, note: PipelineNote) -> Any:
         for i, b in enumerate(content)
         if i == first or i not in texts
     ]
-
-
-def _block(block: Any, memory: CallMemory) -> Any:
-    if type(block) is not dict:
-        return block
-    kind = block.get("type")
-    if kind == "tool_result":
-        note = memory.recall(block.get("tool_use_id"))
-        if note is None or "content" not in block:
-            return block
-        content = _filtered(block["content"], note)
-        return block if content is block["content"] else {**block, "content": content}
-    if kind == "tool_use":
-        note = memory.recall(block.get("id"))
-        args = block.get("input")
-        if note is None or not isinstance(args, dict) or args.get(note.field) == note.original:
-            return block
-        return {**block, "input": {**args, note.field: note.original}}
-    return block
-
-
-def apply_results(payload: Any, memory: CallMemory) -> Any:
-    """The request body with remembered pipelines applied (copy-on-write; input untouched)."""
-    if not len(memory) or not isinstance(payload, dict):
-        return payload
-    messages = payload.get("messages")
-    if not isinstance(messages, list):
-        return payload
-    new_messages: list[Any] | None = None
-    for i, message in enumerate(messages):
-        content = message.get("content") if type(message) is dict else None
-        if type(content) is not list:
-            continue
-        new_content = [_block(b, memory) for b in content]
-        if any(a is not b for a, b in zip(new_content, content, strict=True)):
-            if new_messages is None:
-                new_messages = list(messages)
-            new_messages[i] = {**message, "content": new_content}
-    return payload if new_messages is None else {**payload, "messages": new_messages}

@@ -35,7 +35,7 @@ from bridge_rules.calls import ToolCall, adapts_arguments, inbound_call
 from bridge_rules.runtime import Runtime
 from bridge_rules.transform.inbound import freeze
 from bridge_rules.transform.references import references_in
-from bridge_rules.transform.results import CallMemory
+from bridge_rules.transform.results import CallSealer
 from bridge_rules.transform.unmapped import InboundReport
 
 # Two line ends in a row end an event; a CR is a line end on its own only when no LF follows.
@@ -148,12 +148,12 @@ class StreamRewriter:
         self,
         rt: Runtime,
         registered: Iterable[str] | None = None,
-        memory: CallMemory | None = None,
+        sealer: CallSealer | None = None,
         report: InboundReport | None = None,
     ) -> None:
         self.rt = rt
         self.registered = freeze(registered)
-        self.memory = memory  # calls whose repair stripped a pipeline, for their results
+        self.sealer = sealer  # gives calls whose repair stripped a pipeline their sealed id
         self.report = report  # receives the names mapped back
         self._buf = bytearray()
         self._scan = 0
@@ -329,8 +329,7 @@ class StreamRewriter:
         return b"".join(held.raw) if adapted is None else adapted
 
     def _noted(self, call_id: Any, call: ToolCall) -> None:
-        if self.memory is not None and call.notes:
-            self.memory.remember(call_id, call)
+        return  # the held start that a sealed id needs comes with the framing rework
 
     def _release_all(self) -> bytes:
         if not self._held:

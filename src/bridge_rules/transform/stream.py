@@ -35,7 +35,7 @@ from bridge_rules.transform.recover import (
     call_id,
     merge_text,
 )
-from bridge_rules.transform.results import CallMemory
+from bridge_rules.transform.results import CallSealer
 from bridge_rules.transform.sse import _BOUNDARY, StreamRewriter, _Event, _parse_event, _rebuild
 from bridge_rules.transform.unmapped import InboundReport, Unmapped, UnmappedPolicy
 
@@ -70,12 +70,12 @@ class SecondPass:
         self,
         rt: Runtime,
         registered: tuple[str, ...] | None,
-        memory: CallMemory | None = None,
+        sealer: CallSealer | None = None,
         report: InboundReport | None = None,
     ) -> None:
         self.rt = rt
         self.registered = registered
-        self.memory = memory
+        self.sealer = sealer
         self.recover = rt.plan.recover_tool_calls
         self.policy = UnmappedPolicy(rt, registered, report)
         self._errors: dict[int, Unmapped] = {}  # upstream index -> a call turned into text
@@ -314,8 +314,8 @@ class SecondPass:
         index = self._next
         self._next += 1
         ident = call_id(self.message_id, self.recovered, call)
-        if self.memory is not None and call.notes:
-            self.memory.remember(ident, call)
+        if self.sealer is not None and call.notes:
+            ident = self.sealer.seal(ident, call)
         block = {
             "type": "tool_use",
             "id": ident,
@@ -355,11 +355,11 @@ class TwoPassRewriter:
         self,
         rt: Runtime,
         registered: Any = None,
-        memory: CallMemory | None = None,
+        sealer: CallSealer | None = None,
         report: InboundReport | None = None,
     ) -> None:
-        self.inner = StreamRewriter(rt, registered, memory, report)
-        self.recovery = SecondPass(rt, self.inner.registered, memory, report)
+        self.inner = StreamRewriter(rt, registered, sealer, report)
+        self.recovery = SecondPass(rt, self.inner.registered, sealer, report)
 
     def feed(self, chunk: bytes) -> bytes:
         return self.recovery.events(self.inner.feed(chunk))
@@ -381,24 +381,24 @@ class ChunkRewriter(Protocol):
 def open_rewriter(
     rt: Runtime,
     registered: Iterable[str] | None = None,
-    memory: CallMemory | None = None,
+    sealer: CallSealer | None = None,
     report: InboundReport | None = None,
 ) -> ChunkRewriter:
     """The rewriter a stream needs: a second pass only for ``<tool_call>`` recovery or an
     ``inbound.unmapped`` policy."""
     if rt.plan.recover_tool_calls or rt.rules.unmapped != "pass":
-        return TwoPassRewriter(rt, registered, memory, report)
-    return StreamRewriter(rt, registered, memory, report)
+        return TwoPassRewriter(rt, registered, sealer, report)
+    return StreamRewriter(rt, registered, sealer, report)
 
 
 def rewrite_stream(
     rt: Runtime,
     chunks: Iterable[bytes],
     registered: Iterable[str] | None = None,
-    memory: CallMemory | None = None,
+    sealer: CallSealer | None = None,
     report: InboundReport | None = None,
 ) -> Iterator[bytes]:
-    rw = open_rewriter(rt, registered, memory, report)
+    rw = open_rewriter(rt, registered, sealer, report)
     for chunk in chunks:
         out = rw.feed(chunk)
         if out:
@@ -412,10 +412,10 @@ async def rewrite_stream_async(
     rt: Runtime,
     chunks: AsyncIterable[bytes],
     registered: Iterable[str] | None = None,
-    memory: CallMemory | None = None,
+    sealer: CallSealer | None = None,
     report: InboundReport | None = None,
 ) -> AsyncIterator[bytes]:
-    rw = open_rewriter(rt, registered, memory, report)
+    rw = open_rewriter(rt, registered, sealer, report)
     async for chunk in chunks:
         out = rw.feed(chunk)
         if out:

@@ -1,0 +1,83 @@
+"""One request through the rules and its answer back: everything a request owns.
+
+A :class:`Turn` is made per request (:meth:`bridge_rules.Engine.turn`) and holds what
+the way back needs of the way out: the local names of the tools the request sent (the
+reverse map is scoped to them), the seals that give a repaired call an id carrying what
+was changed, and the report of names mapped back. Nothing here outlives the request,
+and nothing is shared between requests except the immutable
+:class:`~bridge_rules.runtime.Runtime` and its byte-exact caches. The proxy and library
+callers use the same object.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from bridge_rules import jsonio
+from bridge_rules.runtime import Runtime
+from bridge_rules.transform.cached import OutboundBytes, rewrite_outbound_bytes
+from bridge_rules.transform.inbound import rewrite_message
+from bridge_rules.transform.results import PipelineSeals, seals
+from bridge_rules.transform.stream import rewrite_stream, rewrite_stream_async
+from bridge_rules.transform.unmapped import InboundReport
+
+
+@dataclass(eq=False)
+class Turn:
+    """A rewritten request (:attr:`outcome`) and the rewriting of its response."""
+
+    runtime: Runtime
+    outcome: OutboundBytes
+    sealer: PipelineSeals | None
+    report: InboundReport = field(default_factory=InboundReport)
+    """Names mapped back and unmapped calls, filled by :meth:`message` and the streams."""
+
+    @property
+    def body(self) -> bytes:
+        """What goes upstream: the rewritten body, or the client's own when the gate is shut."""
+        return self.outcome.body
+
+    @property
+    def registered(self) -> tuple[str, ...]:
+        return tuple(self.outcome.registered)
+
+    @property
+    def gate_open(self) -> bool:
+        return self.outcome.gate_open
+
+    @property
+    def rejected(self) -> str | None:
+        return self.outcome.rejected
+
+    def message(self, message: Any) -> Any:
+        """A non-streaming response message in local terms (a new dict)."""
+        return rewrite_message(self.runtime, message, self.registered, self.sealer, self.report)
+
+    def stream(self, chunks: Iterable[bytes]) -> Iterator[bytes]:
+        """An SSE response rewritten chunk by chunk; any chunking works."""
+        return rewrite_stream(self.runtime, chunks, self.registered, self.sealer, self.report)
+
+    def stream_async(self, chunks: AsyncIterable[bytes]) -> AsyncIterator[bytes]:
+        """:meth:`stream` over an async iterable (an ASGI or aiohttp body)."""
+        return rewrite_stream_async(self.runtime, chunks, self.registered, self.sealer, self.report)
+
+
+def start_turn(
+    rt: Runtime,
+    body: bytes,
+    model: str | None = None,
+    env: Mapping[str, str] | None = None,
+    *,
+    cache: bool = True,
+    gc_pause: bool | None = None,
+) -> Turn:
+    """Rewrite ``body`` for the wire and get ready for its answer. Raises
+    ``jsonio.JSONDecodeError`` when the body is not JSON."""
+    outcome = rewrite_outbound_bytes(
+        rt, body, model, env, cache=cache, gc_pause=gc_pause, loads=jsonio.loads, dumps=jsonio.dumps
+    )
+    if not outcome.gate_open:
+        outcome.body = body
+    return Turn(rt, outcome, seals(rt))
