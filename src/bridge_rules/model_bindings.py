@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import difflib
 import math
-from typing import Annotated, Any, Literal
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 from pydantic import (
     BaseModel,
@@ -79,55 +80,66 @@ class JmesSpec(_Strict):
 Coercion = Literal["number", "integer", "boolean", "array", "string"]
 
 
-class RenameOp(_Strict):
+class OpModel(_Strict):
+    """The rule format of one argument operation: a mapping whose one key names it.
+
+    Declaring a subclass here is what puts an operation into the rule format: every
+    subclass, in the order it is declared, joins the :data:`Operation` union (and so the
+    generated JSON schema). Its behaviour is declared once, above this layer, by the
+    operation class that names this model (``bindings/ops``); the two are checked against
+    each other when that registry loads.
+    """
+
+
+class RenameOp(OpModel):
     """Move fields (``from: to``); top-level renames keep key order, the later key wins."""
 
     rename: dict[str, str]
 
 
-class WrapOp(_Strict):
+class WrapOp(OpModel):
     """Top-level fields -> one object appended to an array (Claude Edit -> pi edits[])."""
 
     wrap: WrapSpec
 
 
-class UnwrapOp(_Strict):
+class UnwrapOp(OpModel):
     """An array of exactly one object -> top-level fields (the inverse of wrap)."""
 
     unwrap: UnwrapSpec
 
 
-class MergeOp(_Strict):
+class MergeOp(OpModel):
     """Several list (or scalar) fields -> one list, each source's items with its prefix."""
 
     merge: MergeSpec
 
 
-class SplitOp(_Strict):
+class SplitOp(OpModel):
     """One list -> several fields by item prefix (the inverse of merge)."""
 
     split: SplitSpec
 
 
-class PreferOp(_Strict):
+class PreferOp(OpModel):
     """``winner: loser``: when the winner is present and not empty, the loser is dropped."""
 
     prefer: dict[str, str]
 
 
-class CoalesceOp(_Strict):
+class CoalesceOp(OpModel):
     """The first source that is present and not null wins (JavaScript ``??``); the rest go."""
 
     coalesce: CoalesceSpec
 
 
-class CoerceOp(_Strict):
+class CoerceOp(OpModel):
     """String values -> number / integer / boolean; a JSON string -> array; unparsable: kept."""
 
     coerce: dict[str, Coercion]
 
 
-class ScaleOp(_Strict):
+class ScaleOp(OpModel):
     """Multiply numbers by a factor, wire -> local (ms -> s is ``0.001``)."""
 
     scale: dict[str, float]
@@ -143,37 +155,37 @@ class ScaleOp(_Strict):
         return value
 
 
-class DefaultOp(_Strict):
+class DefaultOp(OpModel):
     """Set fields that are absent."""
 
     default: dict[str, Any]
 
 
-class DropOp(_Strict):
+class DropOp(OpModel):
     """Remove fields (a list), or remove them only when equal to a value (a mapping)."""
 
     drop: list[str] | dict[str, Any]
 
 
-class KeepOp(_Strict):
+class KeepOp(OpModel):
     """Keep only these fields; every other key is removed (claude-agent-sdk-pi's rebuild)."""
 
     keep: list[str]
 
 
-class JmesOp(_Strict):
+class JmesOp(OpModel):
     """A JMESPath expression for what the other operations cannot say (not invertible)."""
 
     jmespath: JmesSpec
 
 
-class CopyOp(_Strict):
+class CopyOp(OpModel):
     """``source: target``: set the target to a copy of the source when the target is absent."""
 
     copy_: dict[str, str] = Field(alias="copy")
 
 
-class ValuesOp(_Strict):
+class ValuesOp(OpModel):
     """``field: {from: to}``: replace a field's value when it equals a key of the table."""
 
     values: dict[str, dict[str, str | int | float | bool]]
@@ -191,30 +203,26 @@ class EachSpec(_Strict):
         return _check_op_shapes(value)
 
 
-class EachOp(_Strict):
+class EachOp(OpModel):
     """Apply operations to every object item of an array (``todos[*]``); others stay."""
 
     each: EachSpec
 
 
-OP_MODELS: dict[str, type[BaseModel]] = {
-    "rename": RenameOp,
-    "wrap": WrapOp,
-    "unwrap": UnwrapOp,
-    "merge": MergeOp,
-    "split": SplitOp,
-    "prefer": PreferOp,
-    "coalesce": CoalesceOp,
-    "coerce": CoerceOp,
-    "scale": ScaleOp,
-    "default": DefaultOp,
-    "drop": DropOp,
-    "keep": KeepOp,
-    "jmespath": JmesOp,
-    "copy": CopyOp,
-    "values": ValuesOp,
-    "each": EachOp,
-}
+def kind_of(model: type[BaseModel]) -> str:
+    """The key an operation is written under (``copy``, although the field is ``copy_``)."""
+    field_name, info = next(iter(model.model_fields.items()))
+    return info.alias or field_name
+
+
+def op_kind(op: BaseModel) -> str:
+    """The operation's key as written."""
+    return kind_of(type(op))
+
+
+def op_spec(op: BaseModel) -> Any:
+    """The value under the operation's key."""
+    return getattr(op, next(iter(type(op).model_fields)))
 
 
 def _op_tag(value: Any) -> str | None:
@@ -225,36 +233,19 @@ def _op_tag(value: Any) -> str | None:
     return None
 
 
-Operation = Annotated[
-    Annotated[RenameOp, Tag("rename")]
-    | Annotated[WrapOp, Tag("wrap")]
-    | Annotated[UnwrapOp, Tag("unwrap")]
-    | Annotated[MergeOp, Tag("merge")]
-    | Annotated[SplitOp, Tag("split")]
-    | Annotated[PreferOp, Tag("prefer")]
-    | Annotated[CoalesceOp, Tag("coalesce")]
-    | Annotated[CoerceOp, Tag("coerce")]
-    | Annotated[ScaleOp, Tag("scale")]
-    | Annotated[DefaultOp, Tag("default")]
-    | Annotated[DropOp, Tag("drop")]
-    | Annotated[KeepOp, Tag("keep")]
-    | Annotated[JmesOp, Tag("jmespath")]
-    | Annotated[CopyOp, Tag("copy")]
-    | Annotated[ValuesOp, Tag("values")]
-    | Annotated[EachOp, Tag("each")],
-    Discriminator(_op_tag),
-]
+def operation_union(models: Iterable[type[OpModel]]) -> Any:
+    """The discriminated union of ``models``, each tagged with its key (one-key mappings)."""
+    members = tuple(Annotated[m, Tag(kind_of(m))] for m in models)
+    return Annotated[Union[members], Discriminator(_op_tag)]  # noqa: UP007 (built at runtime)
 
 
-def op_kind(op: BaseModel) -> str:
-    """The operation's key as written (``copy``, although the field is ``copy_``)."""
-    field_name, info = next(iter(type(op).model_fields.items()))
-    return info.alias or field_name
+OP_MODELS: dict[str, type[OpModel]] = {kind_of(m): m for m in OpModel.__subclasses__()}
+"""Every operation of the rule format by its key, in declaration order (taken once, here)."""
 
-
-def op_spec(op: BaseModel) -> Any:
-    """The value under the operation's key."""
-    return getattr(op, next(iter(type(op).model_fields)))
+if TYPE_CHECKING:
+    Operation = OpModel
+else:
+    Operation = operation_union(OP_MODELS.values())
 
 
 def _check_op_shapes(value: Any) -> Any:

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pydantic import BaseModel
-
 from bridge_rules.bindings.adapter import Adapter
+from bridge_rules.bindings.ops import loses
 from bridge_rules.diagnostics import Diagnostic, error, warning
-from bridge_rules.model_bindings import op_kind, op_spec
+from bridge_rules.model_bindings import op_kind
 from bridge_rules.pins import Pin
 
 
@@ -109,31 +108,6 @@ def history_problems(adapter: Adapter) -> Iterator[Diagnostic]:
         )
 
 
-_LOSES = frozenset(
-    {
-        "drop",
-        "prefer",
-        "coalesce",
-        "keep",
-        "jmespath",
-        "default",
-        "copy",
-        "values",
-        "merge",
-        "split",
-    }
-)
-"""Operations after which replay cannot always give back what was sent (a field removed,
-added or chosen, or list items reordered)."""
-
-
-def _loses(op: BaseModel) -> bool:
-    kind = op_kind(op)
-    if kind == "each":
-        return any(_loses(inner) for inner in op_spec(op).do)
-    return kind in _LOSES
-
-
 def loss_problems(adapter: Adapter) -> Iterator[Diagnostic]:
     """BR408: a binding whose operations can lose what replay should give back, with no
     ``losses:`` saying what (the round-trip law's exceptions are declared, never implied)."""
@@ -142,7 +116,7 @@ def loss_problems(adapter: Adapter) -> Iterator[Diagnostic]:
         return
     ops = list(binding.input)
     for index, op in enumerate(ops):
-        if not _loses(op):
+        if not loses(op):
             continue
         step = adapter.steps[index] if len(adapter.steps) == len(ops) else None
         what = f"'{step.text}'" if step is not None else f"its {op_kind(op)} operation"
