@@ -88,7 +88,7 @@ def lint(  # noqa: PLR0917 - one parameter per CLI option
         typer.Option("--exit-zero", help="Exit 0 even with findings (still 2 for bad input)."),
     ] = False,
     color: ColorOption = None,
-) -> None:
+) -> int:
     """Check rule files against the pinned Claude Code tool schemas.
 
     Exit status: 0 clean, 1 findings (errors; with --strict warnings too),
@@ -122,9 +122,9 @@ def lint(  # noqa: PLR0917 - one parameter per CLI option
     )
     _write(chosen, diags, summary, output)
     if report.unloadable:
-        raise typer.Exit(EXIT_USAGE)
+        return EXIT_USAGE
     failing = summary.errors + (summary.warnings if strict else 0)
-    raise typer.Exit(EXIT_FINDINGS if failing and not exit_zero else EXIT_OK)
+    return EXIT_FINDINGS if failing and not exit_zero else EXIT_OK
 
 
 def _targets(paths: list[str], layered: bool) -> tuple[list[str | Path], bool]:

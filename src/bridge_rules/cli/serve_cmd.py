@@ -9,13 +9,12 @@ the file.
 from __future__ import annotations
 
 import os
-import sys
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
-from bridge_rules.cli.app import RulesOption, app, fail, print_rules_error, warn
-from bridge_rules.diagnostics import EXIT_USAGE
+from bridge_rules.cli.app import CommandError, RulesOption, app, fail, rules_error, warn
+from bridge_rules.diagnostics import EXIT_OK
 
 if TYPE_CHECKING:
     from bridge_rules.runtime import Runtime
@@ -32,7 +31,7 @@ def _load_runtime(rules: list[str] | None) -> Runtime:
     try:
         return load_runtime(list(rules) if rules else None)
     except RulesError as exc:
-        print_rules_error(exc)
+        rules_error(exc)
 
 
 def _check(options: dict[str, Any]) -> None:
@@ -57,7 +56,6 @@ def _read_config(ctx: typer.Context, param: Any, value: str | None) -> None:
         return
     from pathlib import Path
 
-    from bridge_rules.cli.style import paint
     from bridge_rules.diagnostics import Severity, did_you_mean
     from bridge_rules.loader import read_file
 
@@ -71,9 +69,8 @@ def _read_config(ctx: typer.Context, param: Any, value: str | None) -> None:
     if "BR006" in codes:
         fail(f"--config {value}: must be a mapping of option names to values (upstream: URL)")
     if doc is None or errors:
-        for diag in errors:  # YAML syntax and size: located, like a rule file's
-            sys.stderr.write(paint(diag.line() + "\n", sys.stderr))
-        raise typer.Exit(EXIT_USAGE)
+        # YAML syntax and size: located, like a rule file's
+        raise CommandError(*(diag.line() for diag in errors))
     settings = doc.data
     names = {p.name: p for p in ctx.command.params if p.name and p.name != "config_file"}
     known = sorted(n.replace("_", "-") for n in names)
@@ -172,7 +169,7 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
             expose_value=False,
         ),
     ] = None,
-) -> None:
+) -> int:
     """Proxy Anthropic Messages traffic, applying the rules both ways.
 
     Every option also reads BRIDGE_RULES_<OPTION> from the environment (BRIDGE_RULES_UPSTREAM,
@@ -236,3 +233,4 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
     except OSError as exc:
         fail(f"cannot open the debug log: {exc}")
     run(config, with_ops(proxy, upstream), host, port, workers)
+    return EXIT_OK
