@@ -41,9 +41,76 @@ class CommandError(Exception):
         self.code = code
 
 
-class _Commands(typer.core.TyperGroup):
+class Group(typer.core.TyperGroup):
+    """A command group that says "did you mean" once: click 8.2 and later suggest a close
+    command name themselves, and typer added the same suggestion again."""
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        try:
+            return click.Group.resolve_command(self, ctx, args)
+        except click.UsageError as exc:
+            if getattr(exc, "possibilities", None):  # click's own suggestion is in it
+                raise
+        return super().resolve_command(ctx, args)  # typer's, for an older click
+
+
+# Options of the root that a user may also give after the command name
+# (`bridge-rules lint --pins DIR`); each command gets a copy (see `_Commands`).
+_ROOT_AFTER = ("color", "pins", "allow_outside")
+
+
+def _root_after(ctx: click.Context, param: click.Parameter, value: Any) -> None:
+    """Apply a root option given after the command, on top of the root's own: a later
+    ``--color`` wins; ``--pins`` directories follow those given before the command."""
+    from bridge_rules.outside import set_allow_outside
+    from bridge_rules.pins import use_dirs
+
+    if not value:
+        return
+    if param.name == "color":
+        set_mode(getattr(value, "value", value))
+    elif param.name == "pins":
+        use_dirs([*(ctx.find_root().params.get("pins") or ()), *value])
+    elif param.name == "allow_outside":
+        set_allow_outside(True)
+
+
+def _again(option: click.Option) -> click.Option:
+    """A copy of the root's ``option`` to add to a command's own: the same names, type and
+    help, applied by ``_root_after``, and never read from the command's environment variables
+    (``serve`` reads ``BRIDGE_RULES_<OPTION>`` for its own options only)."""
+    return click.Option(
+        option.opts,
+        type=option.type,
+        multiple=option.multiple,
+        is_flag=option.is_flag,
+        default=False if option.is_flag else None,
+        help=option.help,
+        callback=_root_after,
+        expose_value=False,
+        allow_from_autoenv=False,
+    )
+
+
+def _leaves(group: click.Group) -> list[click.Command]:
+    found: list[click.Command] = []
+    for command in group.commands.values():
+        found += _leaves(command) if isinstance(command, click.Group) else [command]
+    return found
+
+
+class _Commands(Group):
     """The root command group: the one place a command's outcome becomes its exit status,
     however it is run (:func:`main`, or a test's ``CliRunner`` over ``app``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        after = [p for p in self.params if isinstance(p, click.Option) and p.name in _ROOT_AFTER]
+        for command in _leaves(self):
+            taken = {name for param in command.params for name in param.opts}
+            command.params += [_again(p) for p in after if not taken & set(p.opts)]
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -124,24 +191,6 @@ RulesOption = Annotated[
         help="A rule file, a directory of them, or a packaged profile name; repeat to layer. "
         "Default: the packaged default rules.",
         metavar="PATH|PROFILE",
-    ),
-]
-
-
-def _color_option(value: Color | None) -> None:
-    if value is not None:
-        set_mode(value.value)
-
-
-# `--color` after a command too (`bridge-rules lint --color never`), for the commands that
-# print severities; it overrides the one before the command.
-ColorOption = Annotated[
-    Optional[Color],  # noqa: UP045 - typer needs Optional on 3.10
-    typer.Option(
-        "--color",
-        callback=_color_option,
-        expose_value=False,
-        help="Colour: auto (a terminal without NO_COLOR; FORCE_COLOR forces it), always, never.",
     ),
 ]
 

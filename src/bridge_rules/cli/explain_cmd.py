@@ -8,7 +8,6 @@ from typing import Annotated, Any, Optional
 import typer
 
 from bridge_rules.cli.app import (
-    ColorOption,
     RulesOption,
     app,
     fail,
@@ -53,7 +52,6 @@ def explain(  # noqa: PLR0917 - one parameter per CLI option
             "lists), without the warning and exit status 1.",
         ),
     ] = False,
-    color: ColorOption = None,
 ) -> int:
     """Show why TOOL goes out under its wire name, and whether that name comes back.
 

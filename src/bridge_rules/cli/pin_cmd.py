@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
-from bridge_rules.cli.app import CommandError, app, fail
+from bridge_rules.cli.app import CommandError, Group, app, fail
 from bridge_rules.diagnostics import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE
 
 if TYPE_CHECKING:
     from bridge_rules.pins import Pin
 
 pin_app = typer.Typer(
+    cls=Group,
     name="pin",
     help="Pins: the tool surface of one agent version. Capture, import, list, show, diff.",
     no_args_is_help=True,

@@ -44,8 +44,9 @@ def _read_config(ctx: typer.Context, param: Any, value: str | None) -> None:
         return
     from bridge_rules.proxy.config import read_settings
 
-    repeats = {p.name: bool(getattr(p, "multiple", False)) for p in ctx.command.params}
-    repeats = {name: multiple for name, multiple in repeats.items() if name and name != param.name}
+    # serve's own settings: not --config itself, nor the root options it also takes.
+    own = [p for p in ctx.command.params if p.name and p.expose_value]
+    repeats = {p.name: bool(getattr(p, "multiple", False)) for p in own if p.name}
     found = read_settings(value, repeats)
     if found.problems:
         raise CommandError(*(problem.line() for problem in found.problems))

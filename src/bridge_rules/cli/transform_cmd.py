@@ -12,10 +12,19 @@ from typing import IO, Annotated, Any, Optional
 
 import typer
 
-from bridge_rules.cli.app import CommandError, RulesOption, app, fail, load_engine, split_names
+from bridge_rules.cli.app import (
+    CommandError,
+    Group,
+    RulesOption,
+    app,
+    fail,
+    load_engine,
+    split_names,
+)
 from bridge_rules.diagnostics import EXIT_OK
 
 transform_app = typer.Typer(
+    cls=Group,
     name="transform",
     help="Rewrite Anthropic Messages requests, responses and SSE streams with the rules.",
     no_args_is_help=True,
