@@ -9,6 +9,7 @@ import typer
 
 from bridge_rules.cli.app import app, fail, load_engine
 from bridge_rules.cli.style import TextOrJson
+from bridge_rules.diagnostics import EXIT_OK
 
 
 @app.command()
@@ -30,7 +31,7 @@ def drift(
         ),
     ] = None,
     fmt: Annotated[TextOrJson, typer.Option("--format", "-f", help="Output.")] = TextOrJson.text,
-) -> None:
+) -> int:
     """Tools and fields added, removed or renamed between two pins, and the rules each touches."""
     from bridge_rules.drift import drift as compare
     from bridge_rules.pins import PinError, load_pin
@@ -49,3 +50,4 @@ def drift(
         sys.stdout.write(json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n")
     else:
         sys.stdout.write(report.render_text())
+    return EXIT_OK

@@ -8,7 +8,6 @@ from typing import Annotated, Any, Optional
 import typer
 
 from bridge_rules.cli.app import (
-    ColorOption,
     RulesOption,
     app,
     fail,
@@ -17,6 +16,7 @@ from bridge_rules.cli.app import (
     warn,
 )
 from bridge_rules.cli.style import TextOrJson, paint
+from bridge_rules.diagnostics import EXIT_FINDINGS, EXIT_OK
 from bridge_rules.source import escape
 
 
@@ -52,8 +52,7 @@ def explain(  # noqa: PLR0917 - one parameter per CLI option
             "lists), without the warning and exit status 1.",
         ),
     ] = False,
-    color: ColorOption = None,
-) -> None:
+) -> int:
     """Show why TOOL goes out under its wire name, and whether that name comes back.
 
     Exit status: 0 traced, 1 TOOL is not a local name the rules know (the trace is still
@@ -79,7 +78,8 @@ def explain(  # noqa: PLR0917 - one parameter per CLI option
     known = [*engine.known_locals(), *(names or ())]
     if not any_name and tool not in known:
         warn(escape(_unknown(tool, known, engine)))
-        raise typer.Exit(1)
+        return EXIT_FINDINGS
+    return EXIT_OK
 
 
 def _unknown(tool: str, known: list[str], engine: Any) -> str:
