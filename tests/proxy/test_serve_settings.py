@@ -4,6 +4,10 @@ and the line a user reads says where the value was written when it was not a fla
 
 from __future__ import annotations
 
+import os
+import socket
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -96,6 +100,14 @@ def test_good_settings_build_the_proxy_config_and_v1_is_a_warning() -> None:
     )  # fmt: skip
 
 
+def test_a_seal_key_too_short_to_trust() -> None:
+    settings, problems = ServeSettings.check(GOOD, environ={"BRIDGE_RULES_SEAL_KEY": "short"})
+    assert settings is None
+    assert problems[0].message.startswith("BRIDGE_RULES_SEAL_KEY must be at least 16 bytes")
+    key = {"BRIDGE_RULES_SEAL_KEY": "a long enough secret key"}
+    assert ServeSettings.check(GOOD, environ=key)[0] is not None
+
+
 def test_a_metrics_directory_that_is_not_one(tmp_path: Path) -> None:
     missing = str(tmp_path / "gone")
     settings, problems = ServeSettings.check(GOOD, environ={MULTIPROC_ENV: missing})
@@ -178,3 +190,27 @@ def test_serve_judges_a_value_the_same_way_wherever_it_came_from(
     assert main(args) == 2
     expected = f"bridge-rules: error: {where.format(f=config)}--workers must be at least 1\n"
     assert capsys.readouterr().err == expected
+
+
+def test_serve_says_when_stripping_rules_have_no_seal_key() -> None:
+    """Printed before the port is tried: a port in use ends the run right after it."""
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = str(held.getsockname()[1])
+        argv = ["serve", "--rules", "pi-tool-guard", "--upstream", "http://127.0.0.1:9"]
+        code = f"from bridge_rules.cli.app import main; main({[*argv, '--port', port]!r})"
+        env = {k: v for k, v in os.environ.items() if k != "BRIDGE_RULES_SEAL_KEY"}
+
+        def run(environ: dict[str, str]) -> subprocess.CompletedProcess[str]:
+            argv = [sys.executable, "-c", code]
+            return subprocess.run(
+                argv, capture_output=True, text=True, env=environ, timeout=60, check=False
+            )
+
+        done = run(env)
+        keyed = run({**env, "BRIDGE_RULES_SEAL_KEY": "a long enough secret key"})
+    assert "warning: the rules strip bash pipelines (bash)" in done.stderr
+    assert "BRIDGE_RULES_SEAL_KEY is not set: no pipeline is stripped" in done.stderr
+    assert "strip bash pipelines" not in keyed.stderr
+    assert f"port {port} on 127.0.0.1 is already in use" in keyed.stderr

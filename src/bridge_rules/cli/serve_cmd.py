@@ -8,6 +8,7 @@ the file.
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
@@ -154,7 +155,8 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
     Exit status: 2 for a bad option, rules that do not load or a port that cannot be
     bound.
     """
-    from bridge_rules.proxy.config import ServeSettings, bind_problem
+    from bridge_rules.proxy.config import ServeSettings, SettingProblem, bind_problem
+    from bridge_rules.sealing import ENV_KEY as SEAL_KEY_ENV
 
     settings, problems = ServeSettings.check(ctx.params, _where(ctx))
     if settings is None:
@@ -162,6 +164,14 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
     for problem in problems:
         sys.stderr.write(paint(problem.line() + "\n", sys.stderr))
     runtime = _load_runtime(settings.config.rules)  # checked once, before any worker starts
+    if runtime.stripping_tools and not os.environ.get(SEAL_KEY_ENV):
+        unsealed = SettingProblem(
+            f"the rules strip bash pipelines ({', '.join(sorted(runtime.stripping_tools))}), "
+            f"but {SEAL_KEY_ENV} is not set: no pipeline is stripped, the agent runs each "
+            "command as written (docs/bindings.md)",
+            warning=True,
+        )
+        sys.stderr.write(paint(unsealed.line() + "\n", sys.stderr))
     unbindable = bind_problem(settings.host, settings.port)
     if unbindable is not None:
         fail(unbindable)

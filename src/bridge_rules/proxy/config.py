@@ -17,6 +17,9 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Union
 from urllib.parse import urlsplit, urlunsplit
 
+from bridge_rules.sealing import ENV_KEY as SEAL_KEY_ENV
+from bridge_rules.sealing import MIN_KEY_BYTES as MIN_SEAL_KEY_BYTES
+
 if TYPE_CHECKING:
     from bridge_rules.diagnostics import Diagnostic
 
@@ -179,6 +182,14 @@ class ServeSettings:
                 bad(name, f"{_flag(name)} must be positive")
         if options["log_prompts"] and not options["debug_log"]:
             bad("log_prompts", "--log-prompts only applies with --debug-log FILE")
+        key = env.get(SEAL_KEY_ENV, "")
+        if key and len(key.encode("utf-8")) < MIN_SEAL_KEY_BYTES:
+            problems.append(
+                SettingProblem(
+                    f"{SEAL_KEY_ENV} must be at least {MIN_SEAL_KEY_BYTES} bytes; use a long "
+                    "random secret, the same in every worker and replica"
+                )
+            )
         shared = env.get(MULTIPROC_ENV)
         if shared and not os.path.isdir(shared):  # prometheus-client would fail on first use
             problems.append(
