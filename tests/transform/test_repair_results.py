@@ -113,11 +113,13 @@ def test_forgotten_ids_pass_unchanged(guard: Engine) -> None:
     assert guard.outbound(request).payload["messages"] == request["messages"]
 
 
-def test_an_extractor_it_cannot_run_leaves_the_result(guard: Engine) -> None:
-    guard.inbound({"content": [use("toolu_1", "cat log | awk '{print $2}'")]})
-    request = history(use("toolu_1", "cat log"), OUTPUT)
+def test_a_stage_it_cannot_reproduce_runs_in_the_agent(guard: Engine) -> None:
+    command = "cat log | awk '{print $2}'"
+    out = guard.inbound({"content": [use("toolu_1", command)]})
+    assert out["content"][0]["input"] == {"command": command}
+    request = history(use("toolu_1", command), OUTPUT)
     sent = guard.outbound(request).payload
-    assert sent["messages"][2] == request["messages"][2]
+    assert sent["messages"][1:] == request["messages"][1:]
 
 
 def test_history_never_sends_internal_keys(guard: Engine) -> None:
