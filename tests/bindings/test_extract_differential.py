@@ -56,13 +56,13 @@ def ours(commands: list[str], data: bytes) -> bytes:
     return errors + data
 
 
-LINE_CHARS = st.sampled_from([*"aAbBzZ0159 \t-+.:,_x", "\xe9"])
+LINE_CHARS = st.sampled_from([*"aAbBzZ0159 \t-+.:,_x", "\xe9", "\r", "\v", "\f", "\x01"])
 NUMBER = st.builds(
     "{}{}{}{}".format,
     st.sampled_from(["", " ", "  ", "\t"]),
-    st.sampled_from(["", "-", "+"]),
-    st.sampled_from(["", "0", "1", "2", "10", "007", "33"]),
-    st.sampled_from(["", ".", ".5", ".50", "x", " a"]),
+    st.sampled_from(["", "-", "+", "--", "\v"]),
+    st.sampled_from(["", "0", "1", "2", "10", "007", "33", "1e3"]),
+    st.sampled_from(["", ".", ".5", ".50", ".05", "x", " a", ".1.2"]),
 )
 LINE = st.one_of(st.text(LINE_CHARS, max_size=8), NUMBER, st.sampled_from(["", "a", "A"]))
 
@@ -100,6 +100,7 @@ PATTERN_PIECES = [
     "a", "b", "A", "0", " ", "x", ".", "*", "+", "?", "[ab]", "[^a]", "[a-z]", "[[:digit:]]",
     "[[:space:]]", "[]a]", "^", "$", "\\w", "\\W", "\\s", "\\S", "\\b", "\\B", "(", ")", "|",
     "{1,2}", "{2}", "{,1}", "\\(", "\\)", "\\|", "\\{1\\}", "\\+", "\\?", "\\.", "\\*", "-",
+    "\xe9", "[\xe9]", "[^\xe9 ]", "[[:alpha:]_]", "[A-z]", "[0-9a]", "[[:upper:][:punct:]]",
 ]  # fmt: skip
 
 

@@ -24,6 +24,7 @@ from bridge_rules.repair.rules import NOTE_KEY
 CASES: list[dict[str, Any]] = YAML(typ="safe").load(
     (Path(__file__).parent / "data" / "pipelines.yaml").read_text(encoding="utf-8")
 )
+# pi-tool-guard's own set: a name the proxy does not reproduce is never stripped, listed or not
 EXTRACTORS = "head tail grep egrep fgrep rg sed awk cut sort uniq wc less more column jq yq tr"
 GUARD = bridge_rules.load("pi-tool-guard")
 
