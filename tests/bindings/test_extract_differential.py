@@ -145,7 +145,7 @@ def text_stage(draw: st.DrawFn) -> str:
 STAGE = st.one_of(head_tail(), grep_stage(), text_stage())
 
 
-@settings(max_examples=examples(300), deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(command=STAGE, data=inputs())
 def test_a_stage_is_the_real_tool(command: str, data: bytes) -> None:
     if stage_for(command) is None:
@@ -154,7 +154,7 @@ def test_a_stage_is_the_real_tool(command: str, data: bytes) -> None:
     assert ours([command], data) == real(command, data), command
 
 
-@settings(max_examples=examples(100), deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(commands=st.lists(STAGE, min_size=2, max_size=3), data=inputs())
 def test_chained_stages_are_the_real_pipeline(commands: list[str], data: bytes) -> None:
     if any(stage_for(c) is None for c in commands):
