@@ -25,9 +25,30 @@ Why the splice is exact:
 * Only messages whose bytes are orjson's compact form of themselves (what
   ``JSON.stringify`` writes) are stored; others are rewritten every time.
 
-Rewriting a message needs nothing from the rest of its request except the
-typed tools it names, so the renames a message brings are stored with it and
-replayed in the order the plain walk would add them.
+Why a stored ``out`` is what the plain path would write for the message now:
+both paths rewrite messages with one function,
+:meth:`~bridge_rules.transform.outbound.Rewriter.messages`, and after it
+:func:`~bridge_rules.transform.outbound.rewrite_with` touches no message. That
+walk reads, besides the message itself:
+
+* the rules, through the runtime: ``outbound_name`` (the resolver, a function of
+  the name) and the history plans (the wire name, and the binding's history
+  operations and repair's scrubbing as compiled steps, functions of the
+  arguments). The store lives on the runtime, so new rules start empty;
+* from the rest of the request, only what its ``tools`` decided: which names are
+  typed tools (kept under their reserved names) and whether tool search is in
+  play (``tool_reference`` names renamed). Both are in the entry's key,
+  ``Rewriter.history_key()``, with the codec; an entry under another key is
+  rewritten again. A new input of the walk goes into that key;
+* the rewriter's ``renames``: a memo of ``outbound_name``, which changes no
+  output. The renames a run brings on its own are stored with it and replayed
+  in the order the plain walk would add them.
+
+Nothing else reaches a message: the model and ``env`` only open or close the
+gate (closed, nothing is rewritten and matched messages go out as they came);
+text rules apply to ``system`` only; filters, ``tool_choice`` and the
+``wire_names`` verdict act on ``tools`` and ``tool_choice``, never on history;
+with a ``memory`` the whole body takes the plain path.
 
 The ``tools`` array goes the same way, whatever the body's size: what a request's
 tools decide (:class:`~bridge_rules.transform.outbound.ToolsOutcome`) depends on
@@ -149,7 +170,8 @@ class _Json(NamedTuple):
 class _Context(NamedTuple):
     """What a stored rewrite depended on besides its bytes and the rules."""
 
-    typed: frozenset[str]
+    history: Hashable
+    """``Rewriter.history_key()``: what the message walk reads from the request."""
     json: _Json
 
 
@@ -348,14 +370,14 @@ class _Cached:
         """The cache's ``messages`` step: stored outputs first, then the new messages."""
         if not self.matched and self.pos < 0:  # nothing cached, nothing to store
             return rw.messages(messages)
-        context = _Context(frozenset(rw.typed), self.json)
+        context = _Context(rw.history_key(), self.json)
         parts = self.parts
         for entry in self.matched:
             if entry.context == context:
                 parts.append(entry.out)
                 rw.add_renames(entry.renames)
                 self.reused += entry.count
-            else:  # other typed tools (or codec) since: these may come out differently now
+            else:  # other typed tools, tool search or codec: these may come out differently
                 run = self.loads(b"[" + entry.raw + b"]")
                 new_run, _own = rw.run_alone(run)
                 parts.append(self.dumps(run if new_run is None else new_run)[1:-1])
