@@ -2,9 +2,9 @@
 
 Each generated conversation is sent as an agent sends it: every request repeats the
 previous messages and adds new ones, padded so the bodies cross the cache's default
-``min_body``; tools, ``tool_choice``, system text, the gate and the codec may change
-between turns. Every turn must come out of ``rewrite_outbound_bytes`` with the bytes
-and outcome of ``dumps(rewrite_outbound(rt, loads(body)).payload)``, and so must
+``min_body``; tools, ``tool_choice``, system text and the gate may change between
+turns. Every turn must come out of ``rewrite_outbound_bytes`` with the bytes and
+outcome of ``jsonio.dumps(rewrite_outbound(rt, jsonio.loads(body)).payload)``, and so must
 ``cache=False``. Three rule sets keep one cache each across all examples, and every
 conversation opens with one of a few fixed histories, so what one example stored is
 met again by others under other tools: with and without tool search, with other typed
@@ -13,11 +13,9 @@ tools.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -31,11 +29,6 @@ from bridge_rules.transform import rewrite_outbound, rewrite_outbound_bytes
 
 HERE = Path(__file__).resolve().parent
 CLOSED = {"PI_ANTHROPIC_MESSAGES_DISABLE_CANONICAL": "1"}
-Codec = tuple[Callable[[bytes], Any], Callable[[Any], bytes]]
-CODECS: dict[str, Codec] = {
-    "orjson": (orjson.loads, orjson.dumps),
-    "proxy": (jsonio.loads, jsonio.dumps),
-}
 RULES = {
     "default": None,
     "pi-tool-guard": "pi-tool-guard",
@@ -51,14 +44,13 @@ def engine(rules: str) -> Engine:
     return ENGINES[rules]
 
 
-def same_bytes(eng: Engine, body: bytes, env: dict[str, str], codec: str) -> Any:
+def same_bytes(eng: Engine, body: bytes, env: dict[str, str]) -> Any:
     """Send ``body`` through the cache, without it, and plainly; all three must agree."""
-    loads, dumps = CODECS[codec]
     rt = eng.runtime
-    plain = rewrite_outbound(rt, loads(body), env=env)
-    expected = dumps(plain.payload)
-    cached = rewrite_outbound_bytes(rt, body, env=env, loads=loads, dumps=dumps)
-    uncached = rewrite_outbound_bytes(rt, body, env=env, loads=loads, dumps=dumps, cache=False)
+    plain = rewrite_outbound(rt, jsonio.loads(body), env=env)
+    expected = jsonio.dumps(plain.payload)
+    cached = rewrite_outbound_bytes(rt, body, env=env)
+    uncached = rewrite_outbound_bytes(rt, body, env=env, cache=False)
     assert cached.body == expected
     assert uncached.body == expected
     for done in (cached, uncached):
@@ -298,7 +290,7 @@ OPENINGS: list[list[Any]] = [
         pad(8_000),
     ],
 ]
-BIG = {  # a number only the proxy's codec reads exactly (orjson's makes it a float)
+BIG = {  # a number past 64 bits: orjson alone would make it a float
     "role": "assistant",
     "content": [{"type": "tool_use", "id": "toolu_6", "name": "read", "input": {"offset": 2**65}}],
 }
@@ -320,7 +312,6 @@ turn = st.fixed_dictionaries(
         "keep": st.booleans(),  # or the previous turn's
         "twin": st.none() | request,  # the same messages sent again with these fields
         "env": st.sampled_from([{}, {}, {}, {}, {}, CLOSED]),
-        "codec": st.sampled_from(["orjson", "proxy"]),
     }
 )
 
@@ -344,10 +335,10 @@ def test_every_turn_of_a_conversation_matches_the_plain_path(
         if not step["keep"]:
             fields = step["changes"]
         sent = as_sent(history)
-        same_bytes(eng, jsonio.dumps({**fields, "messages": sent}), step["env"], step["codec"])
+        same_bytes(eng, jsonio.dumps({**fields, "messages": sent}), step["env"])
         if step["twin"] is not None:
             twin = jsonio.dumps({**step["twin"], "messages": sent})
-            same_bytes(eng, twin, step["env"], step["codec"])
+            same_bytes(eng, twin, step["env"])
 
 
 # ---------------------------------------------------------------- each input of the key
@@ -368,7 +359,7 @@ def test_tool_references_go_out_renamed_on_every_turn_of_a_long_conversation() -
     eng = bridge_rules.load()
     fields = {"model": "claude-sonnet-4-5", "tools": TOOL_SETS[1]}
     done = [
-        same_bytes(eng, jsonio.dumps({**fields, "messages": conversation(n)}), {}, "orjson")
+        same_bytes(eng, jsonio.dumps({**fields, "messages": conversation(n)}), {})
         for n in range(1, 6)
     ]
     assert all(d.body.count(b'"tool_name":"Read"') == 2 for d in done)
@@ -376,13 +367,12 @@ def test_tool_references_go_out_renamed_on_every_turn_of_a_long_conversation() -
     assert done[-1].reused > 0
 
 
-# Two ways to send one history that rewrite it differently, (tools, codec) each, and what
-# the history holds beyond ``conversation(3)``.
-KEY_CHANGES: dict[str, tuple[tuple[int, str], tuple[int, str], list[Any]]] = {
-    "a tool search tool": ((0, "orjson"), (1, "orjson"), []),  # (a typed tool, too)
-    "deferred tools": ((0, "orjson"), (2, "orjson"), []),  # tool search alone
-    "typed tools": ((0, "orjson"), (3, "orjson"), []),
-    "codec": ((1, "proxy"), (1, "orjson"), [BIG]),
+# Two ways to send one history that rewrite it differently (their tools), and what the
+# history holds beyond ``conversation(3)``.
+KEY_CHANGES: dict[str, tuple[int, int, list[Any]]] = {
+    "a tool search tool": (0, 1, []),  # (a typed tool, too)
+    "deferred tools": (0, 2, []),  # tool search alone
+    "typed tools": (0, 3, [BIG]),
 }
 
 
@@ -394,11 +384,11 @@ def test_history_stored_one_way_is_rewritten_again_the_other_way(change: str) ->
     one, other_way, more = KEY_CHANGES[change]
     history = as_sent([*conversation(3), *more])
     a, b = (
-        (jsonio.dumps({"model": "claude-x", "tools": TOOL_SETS[tools], "messages": history}), codec)
-        for tools, codec in (one, other_way)
+        jsonio.dumps({"model": "claude-x", "tools": TOOL_SETS[tools], "messages": history})
+        for tools in (one, other_way)
     )
     first, stored, other, again, other_again = (
-        same_bytes(eng, body, {}, codec) for body, codec in (a, a, b, a, b)
+        same_bytes(eng, body, {}) for body in (a, a, b, a, b)
     )
     assert first.body != other.body  # the two ways do rewrite this history differently
     assert stored.stored == len(history)
