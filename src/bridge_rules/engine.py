@@ -22,7 +22,7 @@ from bridge_rules.runtime import Runtime
 
 if TYPE_CHECKING:
     from bridge_rules.transform import OutboundBytes, OutboundResult
-    from bridge_rules.transform.results import CallMemory
+    from bridge_rules.transform.results import CallMemory, CallSealer
     from bridge_rules.transform.unmapped import InboundReport
 
 __all__ = ["Engine", "RuleRef", "load"]
@@ -62,10 +62,12 @@ class Engine:
         self.memory: CallMemory | None = None
         """Calls whose repair stripped a pipeline, by ``tool_use`` id, so the next request's
         ``tool_result`` gets the pipeline applied (bounded; only when the rules strip any)."""
+        self.sealer: CallSealer | None = None  # what the way back tells about finished calls
         if runtime.repairs.internal:
-            from bridge_rules.transform.results import CallMemory
+            from bridge_rules.transform.results import CallMemory, MemorySealer
 
             self.memory = CallMemory()
+            self.sealer = MemorySealer(self.memory)
 
     @property
     def rules(self) -> CompiledRules:
@@ -192,7 +194,7 @@ class Engine:
         """
         from bridge_rules.transform import rewrite_message
 
-        return rewrite_message(self.runtime, message, _names(registered), self.memory, report)
+        return rewrite_message(self.runtime, message, _names(registered), self.sealer, report)
 
     def inbound_stream(
         self,
@@ -207,7 +209,7 @@ class Engine:
         """
         from bridge_rules.transform import rewrite_stream
 
-        return rewrite_stream(self.runtime, chunks, _names(registered), self.memory, report)
+        return rewrite_stream(self.runtime, chunks, _names(registered), self.sealer, report)
 
     def inbound_stream_async(
         self,
@@ -218,7 +220,7 @@ class Engine:
         """:meth:`inbound_stream` over an async iterable (an ASGI/httpx body)."""
         from bridge_rules.transform import rewrite_stream_async
 
-        return rewrite_stream_async(self.runtime, chunks, _names(registered), self.memory, report)
+        return rewrite_stream_async(self.runtime, chunks, _names(registered), self.sealer, report)
 
     # --------------------------------------------------------- explain
     def explain(

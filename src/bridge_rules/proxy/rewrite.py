@@ -27,7 +27,7 @@ from bridge_rules.transform import (
     rewrite_outbound_bytes,
     rewrite_stream_async,
 )
-from bridge_rules.transform.results import CallMemory, apply_results
+from bridge_rules.transform.results import CallMemory, MemorySealer, apply_results
 
 
 class Outcome(Protocol):
@@ -153,6 +153,7 @@ class RuntimeRewriter:
         # Calls whose repair stripped a pipeline, by tool_use id: the next request's matching
         # tool_result gets the pipeline applied (bounded; only when the rules strip any).
         self.memory = CallMemory() if runtime.repairs.internal else None
+        self.sealer = MemorySealer(self.memory) if self.memory is not None else None
 
     def outbound(self, payload: dict[str, Any], model: str | None) -> OutboundLike:
         if self.memory is not None:
@@ -160,22 +161,22 @@ class RuntimeRewriter:
         return rewrite_outbound(self.runtime, payload, model, self.env)
 
     def inbound(self, message: dict[str, Any], registered: list[str]) -> Any:
-        return rewrite_message(self.runtime, message, registered, self.memory)
+        return rewrite_message(self.runtime, message, registered, self.sealer)
 
     def inbound_report(
         self, message: dict[str, Any], registered: list[str]
     ) -> tuple[Any, InboundReport]:
         report = InboundReport()
-        out = rewrite_message(self.runtime, message, registered, self.memory, report)
+        out = rewrite_message(self.runtime, message, registered, self.sealer, report)
         return out, report
 
     def stream(self, chunks: AsyncIterator[bytes], registered: list[str]) -> AsyncIterator[bytes]:
-        return rewrite_stream_async(self.runtime, chunks, registered, self.memory)
+        return rewrite_stream_async(self.runtime, chunks, registered, self.sealer)
 
     def stream_report(
         self, chunks: AsyncIterator[bytes], registered: list[str], report: InboundReport
     ) -> AsyncIterator[bytes]:
-        return rewrite_stream_async(self.runtime, chunks, registered, self.memory, report)
+        return rewrite_stream_async(self.runtime, chunks, registered, self.sealer, report)
 
     def outbound_body(self, body: bytes) -> BodyOutcome:
         # The caller pauses the collector around the whole synchronous stretch.

@@ -9,7 +9,7 @@ from bridge_rules.calls import inbound_call
 from bridge_rules.runtime import Runtime
 from bridge_rules.transform.recover import recover_tool_calls
 from bridge_rules.transform.references import references_in
-from bridge_rules.transform.results import CallMemory
+from bridge_rules.transform.results import CallSealer
 from bridge_rules.transform.unmapped import InboundReport, UnmappedPolicy
 
 
@@ -22,7 +22,7 @@ def rewrite_block(
     rt: Runtime,
     block: Any,
     registered: tuple[str, ...] | None,
-    memory: CallMemory | None = None,
+    sealer: CallSealer | None = None,
 ) -> Any:
     """A ``tool_use`` block with its name mapped back and its input adapted; others as they are."""
     if not isinstance(block, dict) or block.get("type") != "tool_use":
@@ -35,11 +35,14 @@ def rewrite_block(
         return block if local is None or local == name else {**block, "name": local}
     args = block["input"]
     call = inbound_call(rt, name, args, registered)
-    if memory is not None and call.notes:
-        memory.remember(block.get("id"), call)
-    if call.name == name and call.arguments is args:
+    ident = block.get("id")
+    sealed = sealer.seal(ident, call) if sealer is not None and isinstance(ident, str) else ident
+    if call.name == name and call.arguments is args and sealed == ident:
         return block
-    return {**block, "name": call.name, "input": call.arguments}
+    new = {**block, "name": call.name, "input": call.arguments}
+    if sealed != ident:
+        new["id"] = sealed
+    return new
 
 
 def _note_rename(report: InboundReport, block: dict[str, Any], new_block: Any) -> None:
@@ -55,12 +58,13 @@ def rewrite_message(
     rt: Runtime,
     message: Any,
     registered: Iterable[str] | None = None,
-    memory: CallMemory | None = None,
+    sealer: CallSealer | None = None,
     report: InboundReport | None = None,
 ) -> Any:
     """A new message with tool calls in local shape; unknown tools and shapes untouched.
 
-    ``memory``: where calls whose repair stripped a pipeline are remembered, for their result;
+    ``sealer``: gives each call, once adapted, the id it goes back with (see
+    :class:`~bridge_rules.transform.results.CallSealer`);
     ``report``: receives the names mapped back, and the calls ``inbound.unmapped`` found
     (``warn`` and ``error``).
     """
@@ -73,7 +77,7 @@ def rewrite_message(
         return out
     new_content: list[Any] | None = None
     for i, block in enumerate(content):
-        new_block = rewrite_block(rt, block, reg, memory)
+        new_block = rewrite_block(rt, block, reg, sealer)
         if new_block is not block:
             if new_content is None:
                 new_content = list(content)
@@ -83,7 +87,7 @@ def rewrite_message(
     if new_content is not None:
         out["content"] = new_content
     if rt.plan.recover_tool_calls:
-        recover_tool_calls(rt, out, reg, memory)
+        recover_tool_calls(rt, out, reg, sealer)
     if rt.rules.unmapped != "pass":
         UnmappedPolicy(rt, reg, report).message(out)
     return out

@@ -29,7 +29,7 @@ from typing import Any
 from bridge_rules import jsonio
 from bridge_rules.calls import ToolCall, inbound_call
 from bridge_rules.runtime import Runtime
-from bridge_rules.transform.results import CallMemory
+from bridge_rules.transform.results import CallSealer
 
 OPEN = "<tool_call>"
 CLOSE = "</tool_call>"
@@ -223,7 +223,7 @@ def recover_tool_calls(
     rt: Runtime,
     message: dict[str, Any],
     registered: tuple[str, ...] | None,
-    memory: CallMemory | None = None,
+    sealer: CallSealer | None = None,
 ) -> None:
     """Rewrite ``message`` (already a private copy) in place: text tags -> tool_use blocks."""
     content = message.get("content")
@@ -253,8 +253,8 @@ def recover_tool_calls(
                 out.append({**block, "text": piece})
                 continue
             ident = call_id(mid, recovered, piece)
-            if memory is not None and piece.notes:
-                memory.remember(ident, piece)
+            if sealer is not None:
+                ident = sealer.seal(ident, piece)
             out.append(
                 {
                     "type": "tool_use",

@@ -23,13 +23,45 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Any
+from typing import Any, Protocol
 
 from bridge_rules.calls import ToolCall
 from bridge_rules.repair.extract import run_pipeline
 from bridge_rules.repair.rules import NOTE_KEY, PipelineNote
 
 DEFAULT_SIZE = 4096
+
+
+class CallSealer(Protocol):
+    """What the way back does with a finished call: it may give the call a new id.
+
+    A stream holds a tool block's ``content_block_start`` with its argument deltas when
+    :meth:`may_seal` says the call's id may change, and sends the start once
+    :meth:`seal` has answered (rebuilt only when the id changed)."""
+
+    def may_seal(self, local_name: str) -> bool:
+        """Whether calls to this local tool may get a new id."""
+        ...
+
+    def seal(self, call_id: str, call: ToolCall) -> str:
+        """The id to send for the call, its input complete and adapted (may be ``call_id``)."""
+        ...
+
+
+class MemorySealer:
+    """:class:`CallMemory` as a :class:`CallSealer`: ids never change, calls with a stripped
+    pipeline are remembered."""
+
+    def __init__(self, memory: CallMemory) -> None:
+        self.memory = memory
+
+    def may_seal(self, local_name: str) -> bool:
+        return False
+
+    def seal(self, call_id: str, call: ToolCall) -> str:
+        if call.notes:
+            self.memory.remember(call_id, call)
+        return call_id
 
 
 class CallMemory:
