@@ -230,7 +230,7 @@ class Framed(bytes):
         return framed(self[begin:end], False)
 
 
-def framed(data: bytes | bytearray, cr: bool) -> Framed:
+def framed(data: bytes, cr: bool) -> Framed:
     run = Framed(data)
     if cr:
         run.cr = True
@@ -315,9 +315,11 @@ class Framer:
             seen = len(buf)
             buf += chunk
             end = _last_end(buf, max(0, seen - (3 if self.cr else 1)), self.cr)
-            if end > 0:
-                run = framed(buf[:end], self.cr)
+            if end > 0:  # the buffer let go first: a long event takes twice its size at most
+                with memoryview(buf) as view:
+                    done = bytes(view[:end])
                 del buf[:end]
+                run = framed(done, self.cr)
         if self.cap is not None and len(buf) > self.cap:
             if not self.skim:
                 raise EventTooLarge(self.cap)
@@ -385,4 +387,4 @@ class EventStream:
         pieces: list[Piece] = [last] if last is not None else []
         for p in self.passes:
             pieces = p.close(pieces)
-        return joined(pieces) + tail
+        return joined(pieces) + tail if pieces else tail
