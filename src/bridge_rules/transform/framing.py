@@ -101,13 +101,13 @@ class Event:
     """One complete event: its bytes as they go out, its name, its data and the data parsed
     as JSON, each worked out on first use and kept."""
 
-    __slots__ = ("_data", "_fields", "_head", "_json", "_name", "raw")
+    __slots__ = ("_data", "_fields", "_json", "_name", "_shaped", "raw")
 
     def __init__(self, raw: bytes, data: Any = _UNPARSED) -> None:
         self.raw = raw
         self._name: Any = _UNPARSED
         self._data: bytes | None = None
-        self._head: bytes | None = None  # the event line, when the event has the common shape
+        self._shaped = False  # the event has the common shape
         self._fields: Fields | None = None
         self._json = data
 
@@ -118,7 +118,7 @@ class Event:
         if m is not None:
             name, self._data = m.groups()
             self._name = _NAMES.get(name) or name.decode("utf-8", "replace")
-            self._head = b"event: " + name + b"\n"
+            self._shaped = True
             return
         fields = self.fields
         self._name = fields.name
@@ -178,8 +178,9 @@ class Event:
         """This event with its data replaced; other fields, comments and the line end kept."""
         if self._name is _UNPARSED:
             self._read()
-        if self._head is not None:
-            return Event(self._head + b"data: " + jsonio.dumps(data) + b"\n\n", data)
+        if self._shaped:  # the event line as it came, then the new data line
+            head = self.raw[: self.raw.index(b"\n") + 1]
+            return Event(head + b"data: " + jsonio.dumps(data) + b"\n\n", data)
         fields = self.fields
         payload = b"data: " + jsonio.dumps(data)
         lines = []
@@ -195,6 +196,8 @@ class Event:
     def made(name: str, data: Any, eol: bytes = b"\n", named: bool = True) -> Event:
         """A new event, written like the stream's own (its line end; an ``event:`` line
         when the stream's events have one)."""
+        if eol == b"\n" and named:
+            return Event(b"event: %s\ndata: %s\n\n" % (name.encode(), jsonio.dumps(data)), data)
         head = b"event: " + name.encode() + eol if named else b""
         return Event(head + b"data: " + jsonio.dumps(data) + eol + eol, data)
 
@@ -267,7 +270,9 @@ def _last_end(buf: bytes | bytearray, start: int, cr: bool) -> int:
     the three before them, where a boundary may have begun)."""
     if not cr:
         at = buf.rfind(b"\n\n", start)
-        return -1 if at < 0 else _paired(buf, at, 0)
+        if at < 1 or buf[at - 1] != 0x0A:
+            return at + 2 if at >= 0 else -1
+        return _paired(buf, at, 0)
     last = prev = -1
     for m in _BOUNDARY.finditer(buf, start):
         prev, last = last, m.end()
@@ -299,27 +304,28 @@ class Framer:
     def feed(self, chunk: bytes) -> Framed | None:
         if not chunk:
             return None
-        if not self.cr and b"\r" in chunk:
-            self.cr = True
+        cr = self.cr
+        if not cr and b"\r" in chunk:
+            cr = self.cr = True
         buf = self._buf
         run = None
         if not buf:  # the common case: the chunk starts an event
-            end = _last_end(chunk, 0, self.cr)
+            end = _last_end(chunk, 0, cr)
             if end == len(chunk):
-                return framed(chunk, self.cr)
+                return Framed(chunk) if not cr else framed(chunk, cr)
             if end > 0:
-                run = framed(chunk[:end], self.cr)
+                run = framed(chunk[:end], cr)
                 chunk = chunk[end:]
             buf += chunk
         else:
             seen = len(buf)
             buf += chunk
-            end = _last_end(buf, max(0, seen - (3 if self.cr else 1)), self.cr)
+            end = _last_end(buf, max(0, seen - (3 if cr else 1)), cr)
             if end > 0:  # the buffer let go first: a long event takes twice its size at most
                 with memoryview(buf) as view:
                     done = bytes(view[:end])
                 del buf[:end]
-                run = framed(done, self.cr)
+                run = framed(done, cr)
         if self.cap is not None and len(buf) > self.cap:
             if not self.skim:
                 raise EventTooLarge(self.cap)
