@@ -220,7 +220,7 @@ class Framed(bytes):
 
     @property
     def whole(self) -> bool:
-        """Not split yet, and cut only at LF boundaries: :meth:`around` works."""
+        """Not split yet, and cut only at LF boundaries: :meth:`after` works."""
         return self._events is None and not self.cr
 
     def after(self, at: int, since: int) -> int:
@@ -312,7 +312,7 @@ class Framer:
         if not buf:  # the common case: the chunk starts an event
             end = _last_end(chunk, 0, cr)
             if end == len(chunk):
-                return Framed(chunk) if not cr else framed(chunk, cr)
+                return framed(chunk, cr)
             if end > 0:
                 run = framed(chunk[:end], cr)
                 chunk = chunk[end:]
