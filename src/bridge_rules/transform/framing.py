@@ -375,7 +375,7 @@ class EventStream:
         self.framer = framer or Framer()
 
     def feed(self, chunk: bytes) -> bytes:
-        if type(chunk) is Framed and not self.framer.pending:
+        if type(chunk) is Framed and not self.framer._buf:
             run: Framed | None = chunk
         else:
             run = self.framer.feed(chunk)

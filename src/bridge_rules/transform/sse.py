@@ -26,8 +26,8 @@ a whole object and as received otherwise; the end of a truncated stream releases
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 from bridge_rules import jsonio
@@ -41,18 +41,23 @@ from bridge_rules.transform.unmapped import InboundReport
 
 _KINDS = frozenset({"content_block_start", "content_block_delta", "content_block_stop", "error"})
 _START = b"content_block_start"
+_FIND_START = re.compile(_START).search  # a literal search in sre beats bytes.find on prose
 _MESSAGE_END = ("message_delta", "message_stop")
 
 
-@dataclass
 class _Held:
-    wire: str
-    id: Any = None
-    adapts: bool = True  # the input is adapted (else only the start waits for its id)
-    start: Event | None = None  # held until the call's id is known
-    deltas: list[Event] = field(default_factory=list)
-    partial: list[str] = field(default_factory=list)
-    clean: bool = True
+    """A tool block whose argument deltas (and, for a sealed call, start) wait for its stop."""
+
+    __slots__ = ("adapts", "clean", "deltas", "id", "partial", "start", "wire")
+
+    def __init__(self, wire: str, ident: Any, adapts: bool) -> None:
+        self.wire = wire
+        self.id = ident
+        self.adapts = adapts  # the input is adapted (else only the start waits for its id)
+        self.start: Event | None = None  # held until the call's id is known
+        self.deltas: list[Event] = []
+        self.partial: list[str] = []
+        self.clean = True
 
 
 class CallPass:
@@ -74,7 +79,9 @@ class CallPass:
 
     def run(self, pieces: list[Piece]) -> list[Piece]:
         if len(pieces) == 1 and type(pieces[0]) is Framed and pieces[0].whole:
-            return self._whole(pieces[0], [])  # the common case, one run as framed
+            if not self._held and _FIND_START(pieces[0]) is None:
+                return pieces  # the common case: one run as framed, no block starts in it
+            return self._whole(pieces[0], [])
         out: list[Piece] = []
         for piece in pieces:
             if type(piece) is Event:
@@ -98,9 +105,10 @@ class CallPass:
                 self._event(Event(run[done:end]), out)
                 done = look = end
                 continue
-            at = run.find(_START, look)
-            if at < 0:
+            found = _FIND_START(run, look)
+            if found is None:
                 break
+            at = found.start()
             before = run.rfind(b"\n\n", done, at)  # the boundary before this event
             end = run.find(b"\n\n", at) + 2
             look = end
