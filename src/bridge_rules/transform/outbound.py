@@ -72,6 +72,7 @@ class Rewriter:
         self.registered: list[str] = []
         self.history = rt.history
         self.seals = seals(rt)
+        self.schema_shapes = rt.schema_book.shapes
 
     def wire(self, name: str) -> str:
         if name in self.typed:
@@ -134,6 +135,8 @@ class Rewriter:
         args = block["input"]
         wire, convert = self.history.get(name) or self.rt.history_plan(name)
         new_args = convert(args) if convert is not None else args
+        if name in self.schema_shapes:
+            new_args = self.schema_shapes[name].forward(new_args)
         if wire == name:
             if new_args is args:
                 return block
