@@ -180,5 +180,6 @@ def test_gemini_name_rules_join_the_wire_names_guard(tmp_path: Path) -> None:
     eng = engine(tmp_path, "schemas: {target: gemini}\n")
     payload = {**request(), "tools": [{"name": "1st_tool", "input_schema": {"type": "object"}}]}
     out = eng.outbound(payload, env={})
-    assert out.rejected is not None and "gemini" in out.rejected
+    assert out.rejected is not None
+    assert "gemini" in out.rejected
     assert engine(tmp_path, "").outbound(payload, env={}).rejected is None
