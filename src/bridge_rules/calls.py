@@ -61,10 +61,15 @@ def inbound_call(
 def wire_schema(rt: Runtime, local_name: str, local_schema: Any) -> Any:
     """The ``input_schema`` a local tool is advertised with on the wire: the binding's
     choice, then converted for ``schemas.target`` (:mod:`bridge_rules.schemas`)."""
+    return rt.schema_book.wire(local_name, bound_schema(rt, local_name, local_schema))
+
+
+def bound_schema(rt: Runtime, local_name: str, local_schema: Any) -> Any:
+    """The schema the tool's binding advertises, before any target conversion."""
     adapter = rt.adapters.get(local_name)
-    if adapter is not None:
-        local_schema = advertised_schema(adapter, local_schema, rt.rules.pin, rt.rules.local_pin)
-    return rt.schema_book.wire(local_name, local_schema)
+    if adapter is None:
+        return local_schema
+    return advertised_schema(adapter, local_schema, rt.rules.pin, rt.rules.local_pin)
 
 
 def adapts_arguments(rt: Runtime, wire_name: str, registered: Iterable[str] | None = None) -> bool:
