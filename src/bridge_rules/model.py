@@ -253,6 +253,11 @@ class SchemaRules(Strict):
     ref_depth: int = Field(
         3, ge=1, le=16, description="How many times one `$ref` may be inlined within itself."
     )
+    lint_targets: list[Literal["anthropic", "openai-strict", "gemini", "bedrock"]] = Field(
+        default_factory=list,
+        description="More APIs `lint` checks the pinned tools' schemas against (as "
+        "`lint --target` does), reporting what each would reject.",
+    )
 
 
 # ----------------------------------------------------------------- bindings

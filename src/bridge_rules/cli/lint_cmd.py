@@ -62,6 +62,16 @@ def lint(  # noqa: PLR0917 - one parameter per CLI option
             metavar="PIN",
         ),
     ] = None,
+    schema_target: Annotated[
+        Optional[list[str]],  # noqa: UP045
+        typer.Option(
+            "--target",
+            help="Check the schemas of the pinned tools against this API (anthropic, "
+            "openai-strict, gemini, bedrock): what it would reject, and whether the rules' "
+            "`schemas:` convert it. Repeat for several.",
+            metavar="API",
+        ),
+    ] = None,
     fmt: Annotated[
         Optional[Format],  # noqa: UP045
         typer.Option(
@@ -110,8 +120,9 @@ def lint(  # noqa: PLR0917 - one parameter per CLI option
             fail(exc.describe())
         if pinned.product != "claude-code":
             fail(f"--pin takes a Claude Code pin (claude-code@<version>), not '{pin}'")
+    apis = _schema_targets(schema_target or [])
     targets, layered = _targets(paths or [], layered)
-    report = run_lint([targets] if layered else targets, pinned)
+    report = run_lint([targets] if layered else targets, pinned, apis)
     diags = _filtered(report.diagnostics, split_names(select), split_names(ignore))
     summary = Summary(
         rule_sets=len(report.targets),
@@ -125,6 +136,15 @@ def lint(  # noqa: PLR0917 - one parameter per CLI option
         raise typer.Exit(EXIT_USAGE)
     failing = summary.errors + (summary.warnings if strict else 0)
     raise typer.Exit(EXIT_FINDINGS if failing and not exit_zero else EXIT_OK)
+
+
+def _schema_targets(apis: list[str]) -> tuple[str, ...]:
+    from bridge_rules.schemas import TARGETS
+
+    for api in apis:
+        if api not in TARGETS:
+            fail(f"--target takes one of {', '.join(TARGETS)}, not '{api}'")
+    return tuple(dict.fromkeys(apis))
 
 
 def _targets(paths: list[str], layered: bool) -> tuple[list[str | Path], bool]:
