@@ -18,6 +18,9 @@ from bridge_rules.schemas.targets import Profile
 from bridge_rules.schemas.words import describe, phrase
 
 JSON_TEXT_NOTE = "a JSON value written as JSON text"
+MAX_DEPTH = 128
+"""Pointer steps below which a schema is converted; deeper parts are sent as they are, so a
+hostile schema cannot exhaust the stack (no real tool schema comes close)."""
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,10 @@ class _Walk:
     # --------------------------------------------------------------- node
     def node(self, schema: Any, ptr: str, refs: tuple[str, ...]) -> tuple[Any, Shape]:
         p = self.profile
+        if ptr.count("/") > MAX_DEPTH:
+            if ptr.count("/") == MAX_DEPTH + 1:
+                self.note("depth", ptr, f"nested deeper than {MAX_DEPTH} steps: left as it is")
+            return schema, IDENTITY
         if p.has("untyped-as-json") and ptr and _untyped(schema):
             return self.json_text(schema, ptr, "", "untyped-as-json")
         if not isinstance(schema, dict):
@@ -273,7 +280,23 @@ def _esc(name: str) -> str:
 
 
 def convert(schema: Any, profile: Profile) -> Conversion:
-    """``schema`` converted for ``profile``; the same object back when nothing changes."""
+    """``schema`` converted for ``profile``; the same object back when nothing changes.
+
+    A schema that is not JSON Schema (``required: true``, ``properties: []``) is sent as it
+    is, with a change saying so: the target refuses it either way, and the API's message
+    names the tool, where a conversion would have to guess."""
+    try:
+        return _convert(schema, profile)
+    except (TypeError, ValueError, AttributeError, LookupError, RecursionError) as exc:
+        note = Change(
+            "none",
+            "",
+            f"not a JSON Schema the conversion can read ({type(exc).__name__}): sent as it is",
+        )
+        return Conversion(schema, schema, (note,))
+
+
+def _convert(schema: Any, profile: Profile) -> Conversion:
     walk = _Walk(profile, schema)
     work: Any = schema
     wrap: str | None = None

@@ -17,6 +17,7 @@ from typing import Any
 from bridge_rules.schemas.merge import resolve_ref
 
 _REF_HOPS = 8
+_DEPTH = 64
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,15 @@ def _deref(root: Any, schema: Any) -> Any:
     return schema
 
 
-def _types(schema: dict[str, Any]) -> tuple[str, ...]:
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _map(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _types(schema: dict[str, Any], depth: int = 0) -> tuple[str, ...]:
     kind = schema.get("type")
     if isinstance(kind, str):
         out = {kind}
@@ -47,9 +56,9 @@ def _types(schema: dict[str, Any]) -> tuple[str, ...]:
     else:
         out = set()
     for key in ("anyOf", "oneOf"):
-        for branch in schema.get(key) or []:
+        for branch in _list(schema.get(key)) if depth < _DEPTH else []:
             if isinstance(branch, dict):
-                out.update(_types(branch))
+                out.update(_types(branch, depth + 1))
     if schema.get("nullable") is True:
         out.add("null")
     return tuple(sorted(out))
@@ -57,7 +66,7 @@ def _types(schema: dict[str, Any]) -> tuple[str, ...]:
 
 def _enum(schema: dict[str, Any]) -> tuple[str, ...] | None:
     values: list[Any] = []
-    for node in [schema, *(schema.get("anyOf") or []), *(schema.get("oneOf") or [])]:
+    for node in [schema, *_list(schema.get("anyOf")), *_list(schema.get("oneOf"))]:
         if not isinstance(node, dict):
             continue
         if isinstance(node.get("enum"), list):
@@ -66,7 +75,10 @@ def _enum(schema: dict[str, Any]) -> tuple[str, ...] | None:
             values.append(node["const"])
     if not values:
         return None
-    return tuple(sorted({json.dumps(v, sort_keys=True) for v in values}))
+    try:
+        return tuple(sorted({json.dumps(v, sort_keys=True) for v in values}))
+    except (RecursionError, TypeError, ValueError):
+        return None
 
 
 def _structure(schema: dict[str, Any]) -> str:
@@ -85,15 +97,15 @@ def fields(schema: Any, root: Any = None, prefix: str = "", hops: int = 0) -> di
     root = schema if root is None else root
     out: dict[str, Field] = {}
     schema = _deref(root, schema)
-    if not isinstance(schema, dict) or hops > _REF_HOPS:
+    if not isinstance(schema, dict) or hops > _REF_HOPS or prefix.count(".") > _DEPTH:
         return out
-    required = set(schema.get("required") or [])
-    props = dict(schema.get("properties") or {})
+    required = {r for r in _list(schema.get("required")) if isinstance(r, str)}
+    props = dict(_map(schema.get("properties")))
     for key in ("anyOf", "oneOf", "allOf"):
-        for raw_branch in schema.get(key) or []:
+        for raw_branch in _list(schema.get(key)):
             branch = _deref(root, raw_branch)
             if isinstance(branch, dict):
-                for name, sub in (branch.get("properties") or {}).items():
+                for name, sub in _map(branch.get("properties")).items():
                     props.setdefault(name, sub)
     for name, raw in props.items():
         sub = _deref(root, raw)

@@ -106,7 +106,10 @@ def _tag(schema: Any) -> tuple[bool, Any]:
 
 
 def _dump(value: Any) -> str:
-    return json.dumps(value, sort_keys=True)
+    try:
+        return json.dumps(value, sort_keys=True)
+    except (RecursionError, TypeError, ValueError):  # too deep, or not JSON: only itself
+        return f"<{id(value)}>"
 
 
 def _discriminator(variants: list[dict[str, Any]]) -> tuple[str, list[Any]] | None:

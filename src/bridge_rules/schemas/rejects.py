@@ -20,8 +20,11 @@ _CHILD_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
 _CHILD_ONE = ("items", "additionalProperties", "not", "contains", "propertyNames")
 
 
+_DEPTH = 128
+
+
 def _walk(schema: Any, ptr: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
-    if not isinstance(schema, dict):
+    if not isinstance(schema, dict) or ptr.count("/") > _DEPTH:
         return
     yield ptr, schema
     for key in _CHILD_MAPS:
@@ -111,4 +114,7 @@ _RULES = {"anthropic": _anthropic, "openai-strict": _openai, "gemini": _gemini, 
 
 def rejects(target: str, schema: Any) -> list[Problem]:
     """Every place ``target`` would refuse ``schema``; empty when it accepts it."""
-    return list(dict.fromkeys(_RULES[target](schema)))
+    try:
+        return list(dict.fromkeys(_RULES[target](schema)))
+    except (TypeError, ValueError, AttributeError, LookupError, RecursionError):
+        return [("", "not a JSON Schema (a keyword has a value of the wrong type)")]

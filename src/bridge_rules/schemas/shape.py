@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+_KIND_DEPTH = 16
 ALL_KINDS = frozenset({"object", "array", "string", "number", "integer", "boolean", "null"})
 
 
@@ -39,7 +40,7 @@ def kind_of(value: Any) -> str:
     return "string"
 
 
-def kinds(schema: Any) -> frozenset[str]:
+def kinds(schema: Any, depth: int = 0) -> frozenset[str]:
     """The JSON types a schema node can take (all of them when it does not say)."""
     if not isinstance(schema, dict):
         return ALL_KINDS if schema is not False else frozenset()
@@ -53,7 +54,10 @@ def kinds(schema: Any) -> frozenset[str]:
     elif "const" in schema:
         out = {kind_of(schema["const"])}
     elif isinstance(schema.get("anyOf"), list):
-        out = set().union(*(kinds(b) for b in schema["anyOf"])) if schema["anyOf"] else set()
+        if depth > _KIND_DEPTH:
+            return ALL_KINDS
+        branches = schema["anyOf"]
+        out = set().union(*(kinds(b, depth + 1) for b in branches)) if branches else set()
     elif "properties" in schema:
         out = {"object"}
     elif "items" in schema:
@@ -118,7 +122,10 @@ class Shape:
 
     def _forward_node(self, value: Any) -> Any:
         if self.json_text:
-            return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+            try:
+                return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+            except (RecursionError, TypeError, ValueError):
+                return value
         if self.strings is not None:
             for text, original in self.strings.items():
                 if _same(original, value):
@@ -153,7 +160,7 @@ class Shape:
                 return value
             try:
                 return json.loads(value)
-            except ValueError:
+            except (RecursionError, ValueError):
                 return value
         if self.strings is not None:
             if isinstance(value, str) and value in self.strings:
@@ -203,7 +210,9 @@ def _pick(branches: tuple[Shape, ...], value: Any, *, wire: bool) -> Shape | Non
 def _one_variant(value: dict[str, Any], key: str, keys: Mapping[str, frozenset[str]]) -> Any:
     """Keep only the keys the chosen variant of a flattened union declares."""
     tag = value.get(key)
-    own = keys.get(json.dumps(tag, sort_keys=True)) if tag is not None else None
+    if not isinstance(tag, (str, int, float, bool)):
+        return value
+    own = keys.get(json.dumps(tag, sort_keys=True))
     if own is None:
         return value
     return {k: v for k, v in value.items() if k in own or k == key}

@@ -48,7 +48,10 @@ SILENT = frozenset({"$schema", "$id", "$comment", "title", "$anchor", "deprecate
 def _text(value: Any) -> str:
     if isinstance(value, str):
         return value
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(", ", ": "))
+    try:
+        return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(", ", ": "))
+    except (RecursionError, TypeError, ValueError):
+        return "(a schema too deep to quote)"
 
 
 def phrase(key: str, value: Any) -> str | None:
