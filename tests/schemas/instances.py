@@ -108,11 +108,24 @@ def _union(variants: list[dict[str, Any]]) -> dict[str, Any]:
     return {"oneOf": tagged}
 
 
+def _either_required(schema: dict[str, Any]) -> dict[str, Any]:
+    """An object that needs at least one of its first two properties (``anyOf`` of required)."""
+    names = list(schema["properties"])[:2]
+    return {**schema, "anyOf": [{"required": [n]} for n in names]}
+
+
+def _all_of(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"allOf": parts}
+
+
 def schemas() -> st.SearchStrategy[dict[str, Any]]:
-    """Root schemas: a plain object, or a union of objects tagged by ``op``."""
+    """Root schemas: a plain object, a union of objects tagged by ``op``, an object that
+    needs one of two fields, or an ``allOf`` of objects."""
     root = st.one_of(
         _object(_NODE),
         st.lists(_object(_NODE), min_size=2, max_size=3).map(_union),
+        _object(_NODE).map(_either_required),
+        st.lists(_object(_NODE), min_size=2, max_size=2).map(_all_of),
     )
     return root.map(lambda s: {**s, "$defs": DEFS})
 
@@ -126,6 +139,17 @@ def instances(schema: Any, root: Any, depth: int = 0) -> st.SearchStrategy[Any]:
     if "$ref" in schema:
         name = schema["$ref"].rsplit("/", 1)[-1]
         return instances(root.get("$defs", {}).get(name, {}), root, depth + 1)
+    if "allOf" in schema and "type" not in schema:
+        parts = [p for p in schema["allOf"] if isinstance(p, dict)]
+        merged = {
+            "type": "object",
+            "properties": {k: v for p in parts for k, v in (p.get("properties") or {}).items()},
+            "required": [r for p in parts for r in p.get("required", [])],
+        }
+        return instances(merged, root, depth)
+    if "properties" in schema and ("anyOf" in schema or "oneOf" in schema):
+        own = {k: v for k, v in schema.items() if k not in ("anyOf", "oneOf")}
+        return instances(own, root, depth)
     if "const" in schema:
         return st.just(schema["const"])
     if "enum" in schema:

@@ -46,6 +46,11 @@ def _same(original: Any, back: Any, schema: Any) -> bool:
             if not _same(original[key], back[key], props.get(key, {})):
                 return False
         return True
+    if isinstance(original, list) and isinstance(back, list) and isinstance(schema, dict):
+        items = schema.get("items", {})
+        return len(original) == len(back) and all(
+            _same(a, b, items) for a, b in zip(original, back, strict=True)
+        )
     return bool(original == back)
 
 

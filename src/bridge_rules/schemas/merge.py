@@ -168,21 +168,48 @@ def _merge_variants(
         out["additionalProperties"] = False
     else:
         out.pop("additionalProperties", None)
-    said = [v["description"] for v in variants if isinstance(v.get("description"), str)]
-    if said and not own.get("description"):
-        out["description"] = "One of: " + " | ".join(said)
+    said = [_said(v) for v in variants]
+    if any(said) and not own.get("description"):
+        out["description"] = "One of: " + " | ".join(s or "other" for s in said)
     return out, variants_map, found[0] if found else None
+
+
+def _said(variant: dict[str, Any]) -> str | None:
+    """How a variant is told apart in the merged description."""
+    if isinstance(variant.get("description"), str):
+        return str(variant["description"])
+    if not variant.get("properties") and isinstance(variant.get("required"), list):
+        return "with " + " and ".join(str(r) for r in variant["required"])
+    return None
+
+
+def _variant(root: dict[str, Any], variant: Any) -> bool:
+    """A union member that merges into an object root: an object, or (when the root is an
+    object) a constraint on it such as ``{required: [a]}``."""
+    if _is_object(variant):
+        return True
+    return (
+        isinstance(variant, dict)
+        and _is_object(root)
+        and variant.get("type") in (None, "object")
+        and not any(k in variant for k in ("anyOf", "oneOf", "allOf", "not", "$ref"))
+    )
 
 
 def flatten_union(
     root: dict[str, Any], profile: Profile, note: Note
 ) -> tuple[dict[str, Any], str | None, tuple[str, Mapping[str, frozenset[str]]] | None]:
     """The root as one object: (schema, wrap key or None, flattened variants or None)."""
-    union = root.get("anyOf", root.get("oneOf"))
+    if profile.has("flatten-root-union") and isinstance(root.get("allOf"), list):
+        merged_all = merge_all_of(root, root)
+        if merged_all is not None:
+            note("flatten-root-union", "", "root allOf merged into one object")
+            root = merged_all
     which = "anyOf" if "anyOf" in root else "oneOf"
+    union = root.get(which)
     if profile.has("flatten-root-union") and isinstance(union, list) and union:
         variants = [_deref(root, v) for v in union]
-        if all(_is_object(v) for v in variants):
+        if all(_variant(root, v) for v in variants):
             merged, variants_map, tag = _merge_variants(root, variants)
             kept = f", discriminator '{tag}' kept as an enum" if tag else ""
             note("flatten-root-union", "", f"root {which} of {len(variants)} objects merged{kept}")
