@@ -183,3 +183,16 @@ def test_gemini_name_rules_join_the_wire_names_guard(tmp_path: Path) -> None:
     assert out.rejected is not None
     assert "gemini" in out.rejected
     assert engine(tmp_path, "").outbound(payload, env={}).rejected is None
+
+
+def test_a_remembered_tools_array_brings_its_own_conversion_back(tmp_path: Path) -> None:
+    """Two tools arrays with one tool name, alternating: calls come back through the schema
+    of the request they answer, even when the outbound cache remembers the tools."""
+    eng = engine(tmp_path, "schemas: {target: openai-strict}\n")
+    required = {**SEARCH, "required": ["query", "limit", "filters"]}
+    first = orjson.dumps(request())
+    second = orjson.dumps({**request(), "tools": [{**TOOLS[0], "input_schema": required}]})
+    sent = {"query": "q", "limit": None, "filters": None}
+    for body, back in ((first, {"query": "q"}), (second, sent), (first, {"query": "q"})):
+        eng.outbound_bytes(body, env={})
+        assert eng.inbound_call("search", sent, ["search"]).arguments == back

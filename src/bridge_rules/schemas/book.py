@@ -9,6 +9,7 @@ only ever gains whole entries or is emptied; an entry never changes a byte.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from bridge_rules.jsonio import dumps
@@ -50,6 +51,14 @@ class SchemaBook:
         else:
             self.shapes[local] = done.shape
         return done.schema
+
+    def adopt(self, shapes: Iterable[tuple[str, Shape | None]]) -> None:
+        """Make ``shapes`` (one request's tools, as converted) the current ones."""
+        for local, shape in shapes:
+            if shape is None:
+                self.shapes.pop(local, None)
+            else:
+                self.shapes[local] = shape
 
     def restore(self, local: str, arguments: Any) -> Any:
         shape = self.shapes.get(local)
