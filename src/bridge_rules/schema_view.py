@@ -26,6 +26,8 @@ class SchemaView:
     local: Any
     bound: Any
     conversion: Conversion
+    setting: str | None = None
+    """Where the rules' ``schemas:`` was written (None: the default target)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -33,6 +35,7 @@ class SchemaView:
             "source": self.source,
             "target": self.target,
             "operations": list(self.operations),
+            "setting": self.setting,
             "before": self.local,
             "bound": None if self.bound is self.local else self.bound,
             "after": self.conversion.schema,
@@ -45,7 +48,8 @@ class SchemaView:
 
     def render_text(self) -> str:
         target = self.target or "none (operations only)"
-        lines = [f"schema of {self.tool} ({self.source}), target {target}"]
+        where = f" [{self.setting}]" if self.setting else " (the default)"
+        lines = [f"schema of {self.tool} ({self.source}), target {target}{where}"]
         lines.append("before:")
         lines.extend("  " + line for line in _dump(self.local))
         if self.bound is not self.local:
@@ -86,4 +90,5 @@ def schema_view(rt: Runtime, tool: str, schema: Any, source: str) -> SchemaView:
         schema,
         bound,
         rt.schema_book.conversion(bound),
+        None if rt.rules.schemas_span is None else str(rt.rules.schemas_span),
     )

@@ -22,6 +22,7 @@ def test_text_shows_before_after_and_why(
     assert main(["explain", "Read", "--schema", "-r", rules(tmp_path, "openai-strict")]) == 0
     out = capsys.readouterr().out
     assert out.startswith("schema of Read (claude-code@")
+    assert "target openai-strict [" in out.splitlines()[0]  # where `schemas:` was written
     assert "before:" in out
     assert "after:" in out
     assert "/properties/offset: optional: now nullable [require-all]" in out
