@@ -8,6 +8,7 @@ that needs nothing comes back as the same object.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -268,8 +269,6 @@ def _keys(schema: Any) -> frozenset[str] | None:
 def _with_kinds(
     shape: Shape, before: frozenset[str], after: frozenset[str], keys: frozenset[str] | None = None
 ) -> Shape:
-    import dataclasses
-
     return dataclasses.replace(
         shape, kinds=before, wire_kinds=after, keys=keys if keys is not None else shape.keys
     )
@@ -289,7 +288,7 @@ def convert(schema: Any, profile: Profile) -> Conversion:
         return _convert(schema, profile)
     except (TypeError, ValueError, AttributeError, LookupError, RecursionError) as exc:
         note = Change(
-            "none",
+            "unreadable",
             "",
             f"not a JSON Schema the conversion can read ({type(exc).__name__}): sent as it is",
         )
@@ -305,8 +304,6 @@ def _convert(schema: Any, profile: Profile) -> Conversion:
         work, wrap, variants = flatten_union(work, profile, walk.note)
     new, shape = walk.node(work, "", ())
     if wrap is not None or variants is not None:
-        import dataclasses
-
         shape = dataclasses.replace(shape, wrap=wrap, variants=variants)
     if not walk.changes:
         return Conversion(schema, schema)
