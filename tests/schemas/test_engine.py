@@ -196,3 +196,29 @@ def test_a_remembered_tools_array_brings_its_own_conversion_back(tmp_path: Path)
     for body, back in ((first, {"query": "q"}), (second, sent), (first, {"query": "q"})):
         eng.outbound_bytes(body, env={})
         assert eng.inbound_call("search", sent, ["search"]).arguments == back
+
+
+def test_the_proxys_turn_restores_the_answer(tmp_path: Path) -> None:
+    eng = engine(tmp_path, "schemas: {target: gemini}\n")
+    schema = {"type": "object", "properties": {"level": {"type": "integer", "enum": [1, 2]}}}
+    body = orjson.dumps({**request(), "tools": [{"name": "set", "input_schema": schema}]})
+    turn = eng.turn(body, env={})
+    sent = orjson.loads(turn.body)["tools"][0]["input_schema"]
+    assert sent["properties"]["level"] == {"type": "string", "enum": ["1", "2"]}
+    answer = {"content": [{"type": "tool_use", "id": "t", "name": "set", "input": {"level": "1"}}]}
+    assert turn.message(answer)["content"][0]["input"] == {"level": 1}
+    events = [
+        {
+            "type": "content_block_start",
+            "index": 0,
+            "content_block": {**answer["content"][0], "input": {}},
+        },
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "input_json_delta", "partial_json": '{"level": "2"}'},
+        },
+        {"type": "content_block_stop", "index": 0},
+    ]
+    stream = b"".join(b"data: " + orjson.dumps(e) + b"\n\n" for e in events)
+    assert tool_calls(b"".join(turn.stream([stream]))) == [("set", {"level": 2})]
