@@ -435,6 +435,19 @@ _add(
         "      - rename: {file_path: path}\n",
         severity="warning",
     ),
+    CodeDoc(
+        "BR316",
+        "name the target refuses",
+        "A known local tool goes out under a wire name that an API named by `lint --target`, "
+        "`schemas.lint_targets` or `schemas.target` refuses (Gemini: a letter or `_` first, "
+        "then `a-zA-Z0-9_.:-`, at most 64). The `wire_names` guard refuses such a request at "
+        "run time; alias the tool to a name every target accepts.",
+        bad=_HEAD + "local_tools: [x]\nnames:\n  - {kind: aliases, map: {x: 9x}}\n"
+        "schemas: {lint_targets: [gemini]}\n",
+        good=_HEAD + "local_tools: [x]\nnames:\n  - {kind: aliases, map: {x: x9}}\n"
+        "schemas: {lint_targets: [gemini]}\n",
+        severity="warning",
+    ),
 )
 
 # ------------------------------------------------ BR4xx: bindings and repair

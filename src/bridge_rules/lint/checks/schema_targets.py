@@ -1,11 +1,13 @@
-"""BR313-BR315: the pinned tools' schemas against the APIs that will receive them.
+"""BR313-BR316: the pinned tools' schemas and names against the APIs that receive them.
 
 For every tool of the local pin, the schema a request would carry (after the
 tool's binding) is checked against each API named by ``lint --target``,
 ``schemas.lint_targets`` or ``schemas.target``: what that API would reject, and
 whether the rules' own conversion takes it away (BR314, information) or not
 (BR313). A local tool that goes out under a Claude Code tool's name without a
-binding, with a schema that does not fit the pinned one, is BR315.
+binding, with a schema that does not fit the pinned one, is BR315; a known local tool
+whose wire name such an API refuses (Gemini's rule differs from the Messages API's) is
+BR316.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from bridge_rules.bindings.schema import advertised_schema
 from bridge_rules.compose import SourcedFile
 from bridge_rules.diagnostics import Diagnostic, Related, Severity, warning
 from bridge_rules.lint.registry import LintContext, check
+from bridge_rules.schemas import DEFAULT_TARGET
+from bridge_rules.schemas import name_problem as target_name_problem
 from bridge_rules.schemas.diff import fields
 from bridge_rules.schemas.rejects import rejects
 from bridge_rules.source import Span
@@ -91,6 +95,27 @@ def schema_targets(ctx: LintContext) -> Iterator[Diagnostic]:
                     where,
                     related=related,
                     hint=f"set `schemas: {{target: {api}}}` for requests that go to {api}",
+                )
+
+
+@check("target-names", codes=("BR316",))
+def target_names(ctx: LintContext) -> Iterator[Diagnostic]:
+    """Wire names an API with its own name rule (Gemini) would refuse."""
+    apis = [a for a in _apis(ctx) if a != DEFAULT_TARGET]
+    if not apis:
+        return
+    spans = dict(ctx.rules.local_tools)
+    for local in ctx.runtime.known_locals:
+        wire = ctx.runtime.outbound_name(local)
+        for api in apis:
+            problem = target_name_problem(api, wire)
+            if problem is not None and local in spans:
+                named = f"'{local}'" if local == wire else f"'{local}' (sent as '{wire}')"
+                yield warning(
+                    "BR316",
+                    f"tool {named}: the name {problem}",
+                    spans[local],
+                    hint="alias it to a name every API you send to accepts",
                 )
 
 
