@@ -52,6 +52,20 @@ def explain(  # noqa: PLR0917 - one parameter per CLI option
             "lists), without the warning and exit status 1.",
         ),
     ] = False,
+    schema: Annotated[
+        bool,
+        typer.Option(
+            "--schema",
+            help="Show TOOL's input schema before and after the rules' `schemas:` conversion, "
+            "and the rule behind each change (the schema from the pins, or --schema-file).",
+        ),
+    ] = False,
+    schema_file: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(
+            "--schema-file", help="A JSON file holding TOOL's input schema.", metavar="PATH"
+        ),
+    ] = None,
 ) -> int:
     """Show why TOOL goes out under its wire name, and whether that name comes back.
 
@@ -67,6 +81,10 @@ def explain(  # noqa: PLR0917 - one parameter per CLI option
         except ValueError as exc:
             fail(f"--args is not JSON: {exc}")
     engine = load_engine(rules)
+    if schema or schema_file is not None:
+        from bridge_rules.cli.schema_views import explain_schema
+
+        return explain_schema(engine, tool, schema_file, fmt is TextOrJson.json)
     names = split_names(registered)
     explanation: Any = engine.explain(tool, registered=names, **extra)
     if fmt is TextOrJson.json:

@@ -54,6 +54,16 @@ def lint(  # noqa: PLR0917 - one parameter per CLI option
             metavar="PIN",
         ),
     ] = None,
+    schema_target: Annotated[
+        Optional[list[str]],  # noqa: UP045
+        typer.Option(
+            "--target",
+            help="Check the schemas of the pinned tools against this API (anthropic, "
+            "openai-strict, gemini, bedrock): what it would reject, and whether the rules' "
+            "`schemas:` convert it. Repeat for several.",
+            metavar="API",
+        ),
+    ] = None,
     fmt: Annotated[
         Optional[Format],  # noqa: UP045
         typer.Option(
@@ -115,8 +125,9 @@ def lint(  # noqa: PLR0917 - one parameter per CLI option
         if pinned.product != "claude-code":
             fail(f"--pin takes a Claude Code pin (claude-code@<version>), not '{pin}'")
     kept, dropped = _codes(select, ignore)
+    apis = _schema_targets(schema_target or [])
     targets, layered = _targets(paths or [], layered)
-    report = run_lint([targets] if layered else targets, pinned)
+    report = run_lint([targets] if layered else targets, pinned, apis)
     diags = _filtered(report.diagnostics, kept, dropped)
     summary = Summary(
         rule_sets=len(report.targets),
@@ -130,6 +141,15 @@ def lint(  # noqa: PLR0917 - one parameter per CLI option
         return EXIT_USAGE
     failing = summary.errors + (summary.warnings if strict else 0)
     return EXIT_FINDINGS if failing and not exit_zero else EXIT_OK
+
+
+def _schema_targets(apis: list[str]) -> tuple[str, ...]:
+    from bridge_rules.schemas import TARGETS
+
+    for api in apis:
+        if api not in TARGETS:
+            fail(f"--target takes one of {', '.join(TARGETS)}, not '{api}'")
+    return tuple(dict.fromkeys(apis))
 
 
 def _targets(paths: list[str], layered: bool) -> tuple[list[str | Path], bool]:

@@ -14,6 +14,7 @@ from typing import Any
 
 from bridge_rules.calls import wire_schema
 from bridge_rules.runtime import Runtime
+from bridge_rules.schemas import Shape
 from bridge_rules.textplan import API, Plan
 from bridge_rules.transform.guard import NOTHING, Verdict, apply_verdict, wire_verdict
 from bridge_rules.transform.references import (
@@ -78,6 +79,8 @@ class Rewriter:
         """Whether ``tool_reference`` names are renamed (the tools allow tool search)."""
         self.history = rt.history
         self.seals = seals(rt)
+        self.schema_shapes: dict[str, Shape | None] = {}
+        """The schema conversion of each tool this request sent (None: arguments unchanged)."""
 
     def wire(self, name: str) -> str:
         if name in self.typed:
@@ -124,6 +127,7 @@ class Rewriter:
             if "input_schema" in tool:
                 schema = tool["input_schema"]
                 advertised = wire_schema(self.rt, name, schema)
+                self.schema_shapes[name] = self.rt.schema_book.shapes.get(name)
                 if advertised is not schema and advertised != schema:
                     new_tool = {**new_tool, "input_schema": advertised}
             changed = changed or new_tool is not tool
@@ -140,6 +144,9 @@ class Rewriter:
         args = block["input"]
         wire, convert = self.history.get(name) or self.rt.history_plan(name)
         new_args = convert(args) if convert is not None else args
+        shape = self.schema_shapes.get(name)
+        if shape is not None:
+            new_args = shape.forward(new_args)
         if wire == name:
             if new_args is args:
                 return block
@@ -238,6 +245,8 @@ class Rewriter:
         self.dropped = list(done.dropped)
         self.renames = dict(done.renames)
         self.search = done.search
+        self.schema_shapes = dict(done.schema_shapes)
+        self.rt.schema_book.adopt(done.schema_shapes)
 
     def add_renames(self, renames: tuple[tuple[str, str], ...]) -> None:
         """Renames a cached message brought, in the order the uncached walk would add them."""
@@ -304,6 +313,10 @@ class ToolsOutcome:
     """Whether the history may hold ``tool_reference`` blocks (``uses_tool_search``)."""
     verdict: Verdict
     """What ``wire_names`` says of the tools as sent."""
+    schema_shapes: tuple[tuple[str, Shape | None], ...] = ()
+    """How each tool's calls cross its schema conversion (None: unchanged); a remembered
+    outcome puts them back in the rule set's schema book, so calls of this request come
+    back through this request's schemas."""
 
 
 def tools_outcome(rt: Runtime, tools: list[Any]) -> ToolsOutcome:
@@ -318,6 +331,7 @@ def tools_outcome(rt: Runtime, tools: list[Any]) -> ToolsOutcome:
         tuple(rw.renames.items()),
         uses_tool_search(sent),
         wire_verdict(rt, sent, rw.registered),
+        tuple(rw.schema_shapes.items()),
     )
 
 
