@@ -19,6 +19,7 @@ from bridge_rules.gate import GateDecision
 from bridge_rules.names import Collision, Resolver
 from bridge_rules.ruleset import RuleRef, load_analysis
 from bridge_rules.runtime import Runtime
+from bridge_rules.schemas.book import Shapes
 from bridge_rules.sealing import Sealer
 
 if TYPE_CHECKING:
@@ -138,21 +139,32 @@ class Engine:
         return list(self.runtime.resolver.reverse_map(_names(registered)).collisions)
 
     # ----------------------------------------------------------- calls
-    def outbound_call(self, name: str, arguments: Any) -> ToolCall:
-        """A local call in wire shape (name and arguments), as history replay sends it."""
-        return calls.outbound_call(self.runtime, _name(name), arguments)
+    def outbound_call(self, name: str, arguments: Any, shapes: Shapes | None = None) -> ToolCall:
+        """A local call in wire shape (name and arguments), as history replay sends it;
+        ``shapes``: the request's schema conversions (``OutboundResult.shapes``)."""
+        return calls.outbound_call(self.runtime, _name(name), arguments, shapes)
 
     def inbound_call(
-        self, name: str, arguments: Any, registered: Iterable[str] | None = None
+        self,
+        name: str,
+        arguments: Any,
+        registered: Iterable[str] | None = None,
+        shapes: Shapes | None = None,
     ) -> ToolCall:
-        """A model's call in local shape: name mapped back, arguments adapted and repaired."""
-        return calls.inbound_call(self.runtime, _name(name), arguments, _names(registered))
+        """A model's call in local shape: name mapped back, arguments restored through the
+        request's schema conversions (``shapes``), adapted and repaired."""
+        return calls.inbound_call(self.runtime, _name(name), arguments, _names(registered), shapes)
 
     def wire_schema(self, local_name: str, local_schema: Any) -> Any:
         return calls.wire_schema(self.runtime, _name(local_name), local_schema)
 
-    def adapts_arguments(self, wire_name: str, registered: Iterable[str] | None = None) -> bool:
-        return calls.adapts_arguments(self.runtime, _name(wire_name), _names(registered))
+    def adapts_arguments(
+        self,
+        wire_name: str,
+        registered: Iterable[str] | None = None,
+        shapes: Shapes | None = None,
+    ) -> bool:
+        return calls.adapts_arguments(self.runtime, _name(wire_name), _names(registered), shapes)
 
     # -------------------------------------------------------- payloads
     def outbound(
@@ -224,10 +236,12 @@ class Engine:
         message: Any,
         registered: Iterable[str] | None = None,
         report: InboundReport | None = None,
+        shapes: Shapes | None = None,
     ) -> Any:
         """A non-streaming response message with tool calls in local shape (a new dict).
 
-        ``registered``: the request's local tool names (``OutboundResult.registered``);
+        ``registered`` and ``shapes``: the request's local tool names and schema
+        conversions (``OutboundResult.registered``, ``.shapes``; :meth:`turn` passes both);
         None means every local name the rules know. ``report`` (an
         :class:`~bridge_rules.transform.unmapped.InboundReport`) receives the names mapped
         back (``renamed``, wire -> local; ``renamed_calls``) and the calls that map to no
@@ -236,13 +250,16 @@ class Engine:
         """
         from bridge_rules.transform import rewrite_message
 
-        return rewrite_message(self.runtime, message, _names(registered), self._seals, report)
+        return rewrite_message(
+            self.runtime, message, _names(registered), self._seals, report, shapes=shapes
+        )
 
     def inbound_stream(
         self,
         chunks: Iterable[bytes],
         registered: Iterable[str] | None = None,
         report: InboundReport | None = None,
+        shapes: Shapes | None = None,
     ) -> Iterator[bytes]:
         """An SSE response stream rewritten chunk by chunk; any chunking works.
 
@@ -251,18 +268,23 @@ class Engine:
         """
         from bridge_rules.transform import rewrite_stream
 
-        return rewrite_stream(self.runtime, chunks, _names(registered), self._seals, report)
+        return rewrite_stream(
+            self.runtime, chunks, _names(registered), self._seals, report, shapes=shapes
+        )
 
     def inbound_stream_async(
         self,
         chunks: AsyncIterable[bytes],
         registered: Iterable[str] | None = None,
         report: InboundReport | None = None,
+        shapes: Shapes | None = None,
     ) -> AsyncIterator[bytes]:
         """:meth:`inbound_stream` over an async iterable (an ASGI/httpx body)."""
         from bridge_rules.transform import rewrite_stream_async
 
-        return rewrite_stream_async(self.runtime, chunks, _names(registered), self._seals, report)
+        return rewrite_stream_async(
+            self.runtime, chunks, _names(registered), self._seals, report, shapes=shapes
+        )
 
     # --------------------------------------------------------- explain
     def explain(
