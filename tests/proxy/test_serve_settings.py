@@ -36,6 +36,9 @@ GOOD: dict[str, Any] = {
     "max_sse_event_bytes": 1024,
     "outbound_cache_mb": 64,
     "upstream_keepalive": 30.0,
+    "header_timeout": 10.0,
+    "max_connections": 0,
+    "max_response_bytes": 1024,
     "debug_log": None,
     "log_prompts": False,
 }
@@ -93,7 +96,7 @@ def test_good_settings_build_the_proxy_config_and_v1_is_a_warning() -> None:
     assert problems[0].line().startswith("bridge-rules: warning: --upstream ends in /v1")
     assert settings == ServeSettings(
         ProxyConfig(upstream="http://x:1", rules=("a", "b"), max_body_bytes=1024,
-                    max_sse_event_bytes=1024),
+                    max_sse_event_bytes=1024, max_response_bytes=1024),
         host="127.0.0.1",
         port=8787,
         workers=2,

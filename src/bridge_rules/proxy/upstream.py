@@ -13,6 +13,12 @@ request can, rarely, and fails with a 502 (a POST is not retried: the upstream m
 run it).
 Everything the session needs is imported at start-up, so a request runs no import
 statement and touches no file.
+
+Nothing in the upstream URL becomes a header: credentials written into it
+(``http://user:pass@host``, deprecated by RFC 9110 4.2.4) are refused by ``serve`` and
+dropped here, so aiohttp never adds an ``Authorization`` the client did not send (nor
+refuses the request when the client sent its own). Bodies are never decoded by aiohttp
+(``proxy.coding`` does that, for the answers the proxy rewrites).
 """
 
 from __future__ import annotations
@@ -39,7 +45,7 @@ class Upstream:
 
     def __init__(self, config: ProxyConfig) -> None:
         self.config = config
-        self.base = config.base
+        self.base = without_userinfo(config.base)
         self._session: aiohttp.ClientSession | None = None
 
     def session(self) -> aiohttp.ClientSession:
@@ -77,9 +83,7 @@ class Upstream:
             url += "?" + scope["query_string"].decode("latin-1")
         return URL(url, encoded=True)
 
-    async def send(
-        self, scope: Message, headers: Raw, body: bytes, decompress: bool
-    ) -> aiohttp.ClientResponse:
+    async def send(self, scope: Message, headers: Raw, body: bytes) -> aiohttp.ClientResponse:
         """The upstream's response, its body not read yet; a fault before it is a ProxyError."""
         pairs = [(n.decode("latin-1"), v.decode("latin-1")) for n, v in headers]
         try:
@@ -89,7 +93,6 @@ class Upstream:
                 headers=pairs,
                 data=body or None,
                 allow_redirects=False,
-                auto_decompress=decompress,
             )
         except asyncio.TimeoutError:
             raise ProxyError(
@@ -99,6 +102,15 @@ class Upstream:
             raise ProxyError(
                 502, f"cannot reach the upstream: {type(exc).__name__}: {exc}"
             ) from None
+
+
+def without_userinfo(url: str) -> str:
+    """``url`` without ``user:password@`` (the rest, percent-encoding included, as written)."""
+    scheme, sep, rest = url.partition("://")
+    authority, slash, path = rest.partition("/")
+    if "@" not in authority:
+        return url
+    return scheme + sep + authority.rpartition("@")[2] + slash + path
 
 
 def read_fault(exc: BaseException, timeout: float) -> str:
