@@ -36,6 +36,10 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from bridge_rules.proxy.config import ENV_VAR, ProxyConfig
 from bridge_rules.proxy.errors import error_body
 
+LINGER = 0.5
+"""Seconds a connection answered 408 or 503 by this module stays half-open before it is
+closed: a client still sending would otherwise get a reset instead of the answer (RFC 9112
+9.6); what it sends meanwhile is dropped."""
 RESERVED_FDS = 64
 """Descriptors kept back from the budget: the listening socket, stdio, logs, the loop's own."""
 _UNLIMITED_FDS = 1 << 16
@@ -95,6 +99,7 @@ class GuardedHttp(HttpToolsProtocol):
         self._deadline: asyncio.TimerHandle | None = None
         self._waiting_since = time.monotonic()
         self._begun = False  # a request's first byte came, its headers have not all
+        self._done = False  # answered here; closing
 
     def connection_made(self, transport: Any) -> None:
         super().connection_made(transport)
@@ -105,6 +110,19 @@ class GuardedHttp(HttpToolsProtocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
         super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if not self._done:
+            super().data_received(data)
+
+    def _answer_and_close(self, answer: bytes) -> None:
+        """Send ``answer``, end the writing side, and close after :data:`LINGER`."""
+        self._disarm()
+        self._done = True
+        self.transport.write(answer)
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+        self.loop.call_later(LINGER, self.transport.close)
 
     # --- the header deadline -------------------------------------------------------
 
@@ -122,8 +140,7 @@ class GuardedHttp(HttpToolsProtocol):
         if not self.transport.is_closing():
             seconds = f"{self.limits.header_timeout:g}"
             message = f"the request headers did not arrive within {seconds}s"
-            self.transport.write(_canned(408, b"Request Timeout", message))
-            self.transport.close()
+            self._answer_and_close(_canned(408, b"Request Timeout", message))
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
@@ -156,14 +173,13 @@ class GuardedHttp(HttpToolsProtocol):
         live = [
             c
             for c in self.connections
-            if isinstance(c, GuardedHttp) and not c.transport.is_closing()
+            if isinstance(c, GuardedHttp) and not c._done and not c.transport.is_closing()
         ]
         if len(live) <= self.limits.max_connections:
             return
         victims = [c for c in live if c is not self and c._idle]
         if not victims:
-            self._disarm()
-            self.transport.write(
+            self._answer_and_close(
                 _canned(
                     503,
                     b"Service Unavailable",
@@ -172,7 +188,6 @@ class GuardedHttp(HttpToolsProtocol):
                     b"retry-after: 1\r\n",
                 )
             )
-            self.transport.close()
             return
         oldest = min(victims, key=lambda c: c._waiting_since)
         oldest._evict()
