@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import socket
 import subprocess
 import sys
@@ -114,11 +113,12 @@ def test_when_every_connection_is_busy_a_new_one_gets_503_and_the_busy_ones_fini
 # ---------------------------------------------------------------- slowloris
 ATTACKERS = 1100
 NORMAL = 20
-SERVE = "from bridge_rules.cli.app import entry; entry()"
-
-
-def _limit_descriptors() -> None:  # runs in the server process before exec
-    resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))
+FD_LIMIT = 1024
+SERVE = (  # the limit is set in the server process itself, before it opens anything
+    "import resource; "
+    f"resource.setrlimit(resource.RLIMIT_NOFILE, ({FD_LIMIT}, {FD_LIMIT})); "
+    "from bridge_rules.cli.app import entry; entry()"
+)
 
 
 def _free_port() -> int:
@@ -169,7 +169,7 @@ def test_slowloris_cannot_starve_normal_clients_under_a_1024_descriptor_limit() 
         server = subprocess.Popen(
             [sys.executable, "-c", SERVE, "serve", "--upstream", up.url,
              "--port", str(port), "--header-timeout", "10"],
-            preexec_fn=_limit_descriptors, env=env, cwd=ROOT,
+            env=env, cwd=ROOT,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
         attack = _Slowloris(port)
@@ -185,6 +185,10 @@ def test_slowloris_cannot_starve_normal_clients_under_a_1024_descriptor_limit() 
                 assert time.monotonic() < deadline, "the server did not start"
                 assert server.poll() is None, "the server exited"
                 time.sleep(0.1)
+            limits = Path(f"/proc/{server.pid}/limits")
+            if limits.exists():  # Linux: the server really runs under the limit
+                line = next(x for x in limits.read_text().splitlines() if "open files" in x)
+                assert line.split()[3:5] == [str(FD_LIMIT), str(FD_LIMIT)]
             attack.start()
             time.sleep(2.5)  # every attacker connected and trickling; the budget (480) full
             latencies = []
