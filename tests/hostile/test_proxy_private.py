@@ -14,6 +14,7 @@ from tests.proxy import loopback
 from tests.proxy.canned import Reply
 
 from bridge_rules.proxy.config import private_file_problem
+from bridge_rules.proxy.headers import LOGGED_HEADERS, LOGGED_QUERY
 from bridge_rules.proxy.obs import DebugLog, DebugLogRefused
 
 SECRETS = {
@@ -88,3 +89,12 @@ def test_a_debug_log_path_that_is_a_fifo_is_refused_without_blocking(tmp_path: P
         os.mkfifo(fifo, 0o600)
         with pytest.raises(DebugLogRefused, match="not a regular file"):
             DebugLog(fifo)
+
+
+def test_the_documented_allowlist_is_the_one_the_log_applies() -> None:
+    with counted():
+        text = " ".join((Path(__file__).parents[2] / "docs" / "proxy.md").read_text().split())
+        listed = text.split("an allowlist names it (headers: ", 1)[1].split("; query:", 1)[0]
+        assert {name.strip(" `") for name in listed.split(",")} == LOGGED_HEADERS
+        assert text.split("; query: ", 1)[1].startswith("`beta`)")
+        assert {"beta"} == LOGGED_QUERY
