@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import socket
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -102,3 +103,26 @@ def read_all(sock: socket.socket) -> bytes:
 
 def status_of(answer: bytes) -> int:
     return int(answer.split(b" ", 2)[1]) if answer.startswith(b"HTTP/") else 0
+
+
+@contextmanager
+def raw_upstream(answer: bytes) -> Iterator[str]:
+    """An upstream that reads a request and writes ``answer`` byte for byte, then closes:
+    for answers an HTTP library would not write (a 103 before the 200, a bodiless 204)."""
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:  # closed: the test is over
+                return
+            with conn:
+                conn.recv(1 << 16)
+                conn.sendall(answer)
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.getsockname()[1]}"
+    finally:
+        server.close()

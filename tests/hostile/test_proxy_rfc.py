@@ -23,6 +23,7 @@ from tests.hostile.http_kit import (
     counted,
     exchange,
     proxies,
+    raw_upstream,
     read_all,
     status_of,
     upstream,
@@ -186,6 +187,35 @@ def test_an_unusual_but_valid_status_is_passed_on(status: int) -> None:
         up.reply = Reply(status=status, body=[b'{"x":1}'])
         r = loopback.get(make(up.url) + "/v1/models", timeout=10)
         assert (r.status_code, r.content) == (status, b'{"x":1}')
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize(
+    "head", [b"204 No Content", b"304 Not Modified\r\ncontent-type: text/event-stream"]
+)
+def test_an_answer_that_has_no_body_gets_none_added(head: bytes, stream: bool) -> None:
+    with counted(), raw_upstream(b"HTTP/1.1 " + head + b"\r\n\r\n") as up, proxies() as make:
+        body = json.dumps({**REQUEST, "stream": stream}).encode()
+        answer = exchange(make(up), post(body=body))
+        assert status_of(answer) == int(head[:3])
+        assert answer.endswith(b"\r\n\r\n")  # headers only: no error event, no chunk
+
+
+@pytest.mark.parametrize("interim", [b"100 Continue", b"103 Early Hints\r\nlink: </a>"])
+def test_an_interim_answer_before_the_final_one_is_not_forwarded(interim: bytes) -> None:
+    answer = b"HTTP/1.1 %s\r\n\r\nHTTP/1.1 200 OK\r\ncontent-type: application/json\r\n" % interim
+    answer += b"content-length: %d\r\n\r\n%s" % (len(READ_CALL), READ_CALL)
+    with counted(), raw_upstream(answer) as up, proxies() as make:
+        got = exchange(make(up), post())
+        assert got.startswith(b"HTTP/1.1 200 OK\r\n")
+        if read_name(got) != "read":
+            raise Lost(got)
+
+
+def test_a_101_nobody_asked_for_is_a_502() -> None:
+    switching = b"HTTP/1.1 101 Switching Protocols\r\nupgrade: x\r\nconnection: upgrade\r\n\r\n"
+    with counted(), raw_upstream(switching) as up, proxies() as make:
+        assert status_of(exchange(make(up), post())) == 502
 
 
 # ---------------------------------------------------------------- content codings

@@ -37,6 +37,7 @@ from bridge_rules.transform.unmapped import HEADER as UNMAPPED_HEADER
 REWRITE_DROP = frozenset({b"content-length", b"content-encoding"})
 DEBUG_STREAM_CAP = 1 << 20  # bytes of a streamed body the debug log keeps (--log-prompts)
 SSE = "text/event-stream"
+NO_CONTENT = frozenset({204, 304})  # answers that never have a body (RFC 9110 6.4.1)
 
 log = logging.getLogger("bridge_rules.proxy")
 
@@ -100,6 +101,8 @@ async def forward(upstream: Upstream, ex: Exchange) -> None:
                 ", ".join(applied),
             )
             turn = None
+        if response.status in NO_CONTENT or ex.scope["method"] == "HEAD":
+            is_sse, turn = False, None  # no body to rewrite, nor to add an error event to
         if turn is None or response.status >= 400 or not messages:
             await _untouched(upstream, ex, response, is_sse and messages, bool(applied))
         elif is_sse:
