@@ -331,6 +331,32 @@ def test_a_stream_is_rewritten_whatever_the_case_and_parameters_of_its_media_typ
             raise Lost(r.text)
 
 
+@pytest.mark.parametrize("coding", ["gzip", "x-gzip, identity", "deflate, gzip"])
+def test_an_encoded_stream_is_decoded_and_rewritten(coding: str) -> None:
+    reply = _stream_reply("text/event-stream")
+    whole = b"".join(reply.body) if isinstance(reply.body, list) else b""
+    encoded = zlib.compress(whole) if coding.startswith("deflate") else whole
+    encoded = gzip.compress(encoded)
+    pieces = [encoded[i : i + 7] for i in range(0, len(encoded), 7)]  # split anywhere
+    with counted(), upstream() as up, proxies() as make:
+        up.reply = Reply(content_type="text/event-stream", headers=[("content-encoding", coding)],
+                         body=pieces)  # fmt: skip
+        r = loopback.post(make(up.url) + "/v1/messages", json={**REQUEST, "stream": True})
+        assert "content-encoding" not in r.headers
+        if '"name":"read"' not in r.text.replace(" ", "") or "message_stop" not in r.text:
+            raise Lost(r.text)
+
+
+def test_a_corrupt_encoded_stream_ends_with_one_error_event() -> None:
+    with counted(), upstream() as up, proxies() as make:
+        up.reply = Reply(content_type="text/event-stream", headers=[("content-encoding", "gzip")],
+                         body=[b"\x1f\x8b but not gzip"])  # fmt: skip
+        r = loopback.post(make(up.url) + "/v1/messages", json={**REQUEST, "stream": True})
+        assert r.status_code == 200
+        assert r.text.count("event: error") == 1
+        assert "not valid gzip" in r.text
+
+
 def test_an_http_1_0_client_gets_a_stream_without_chunked_framing() -> None:
     with counted(), upstream() as up, proxies() as make:
         up.reply = _stream_reply("text/event-stream")
