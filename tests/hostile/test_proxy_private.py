@@ -9,10 +9,12 @@ import time
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from tests.hostile.http_kit import READ_CALL, REQUEST, counted, proxies, upstream
 from tests.proxy import loopback
 from tests.proxy.canned import Reply
 
+from bridge_rules.cli.app import click_command
 from bridge_rules.proxy.config import private_file_problem
 from bridge_rules.proxy.headers import LOGGED_HEADERS, LOGGED_QUERY
 from bridge_rules.proxy.obs import DebugLog, DebugLogRefused
@@ -98,3 +100,21 @@ def test_the_documented_allowlist_is_the_one_the_log_applies() -> None:
         assert {name.strip(" `") for name in listed.split(",")} == LOGGED_HEADERS
         assert text.split("; query: ", 1)[1].startswith("`beta`)")
         assert {"beta"} == LOGGED_QUERY
+
+
+@pytest.mark.parametrize("kind", ["symlink", "mode 0644", "fifo"])
+def test_serve_refuses_a_debug_log_it_cannot_keep_private(tmp_path: Path, kind: str) -> None:
+    with counted():
+        path = tmp_path / "debug.jsonl"
+        if kind == "symlink":
+            path.symlink_to(tmp_path / "elsewhere")
+        elif kind == "fifo":
+            os.mkfifo(path, 0o600)
+        else:
+            path.write_text("")
+            path.chmod(0o644)
+        args = ["serve", "--upstream", "http://127.0.0.1:9", "--debug-log", str(path)]
+        result = CliRunner().invoke(click_command(), args)
+        assert result.exit_code == 2, result.output
+        assert f"--debug-log {path}" in result.output
+        assert "Traceback" not in result.output

@@ -15,6 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
+from click.testing import CliRunner
 from tests.hostile.http_kit import (
     READ_CALL,
     REQUEST,
@@ -31,6 +32,7 @@ from tests.hostile.http_kit import (
 from tests.proxy import loopback
 from tests.proxy.canned import Canned, Reply
 
+from bridge_rules.cli.app import click_command
 from bridge_rules.proxy.config import ServeSettings
 
 BODY = json.dumps(REQUEST).encode()
@@ -146,6 +148,14 @@ def test_serve_refuses_credentials_in_the_upstream_url() -> None:
         settings, problems = ServeSettings.check(options, environ={})
         assert settings is None
         assert "--upstream takes no user name or password" in problems[0].message
+
+
+def test_serve_with_credentials_in_the_upstream_url_is_a_usage_error() -> None:
+    with counted():
+        args = ["serve", "--upstream", "https://user:secret@api.example.com"]
+        result = CliRunner().invoke(click_command(), args)
+        assert result.exit_code == 2
+        assert "--upstream takes no user name or password" in result.output
 
 
 @pytest.mark.parametrize("client_auth", [None, "Bearer client-token"])
