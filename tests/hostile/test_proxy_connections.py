@@ -58,6 +58,22 @@ def test_a_connection_that_sends_nothing_is_closed_at_the_header_deadline() -> N
             assert status_of(read_all(sock)) == 408
 
 
+def test_a_request_head_that_never_ends_gets_431_before_it_fills_memory() -> None:
+    with counted(), upstream() as up, proxies() as make:
+        proxy = make(up.url, max_header_bytes=4096)  # a head of 72 KiB is the most kept
+        with socket.create_connection(address(proxy), timeout=5) as sock:
+            sock.sendall(PARTIAL)
+            try:  # 64 MiB of one header value, as fast as it goes: dropped after the 431
+                for _ in range(1024):
+                    sock.sendall(b"x" * 65536)
+            except OSError:  # closed once the answer had lingered
+                pass
+            answer = read_all(sock)
+        assert status_of(answer) == 431
+        assert b"--max-header-bytes" in answer
+        assert up.seen == []
+
+
 def test_a_body_that_does_not_arrive_in_time_gets_408() -> None:
     with counted(), upstream() as up, proxies() as make:
         proxy = make(up.url, body_timeout=0.3)

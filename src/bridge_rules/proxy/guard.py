@@ -6,6 +6,10 @@ network needs, which uvicorn leaves out:
   then it gets 408 and the connection is closed. uvicorn itself waits for ever, so a
   client sending a byte a second (slowloris) holds a connection, and a descriptor, as
   long as it likes. (The body has its own deadline, ``body_timeout``, in ``proxy.body``.)
+* **A cap on the request head.** httptools keeps a header however long it grows, and the
+  proxy's own ``431`` (``--max-header-bytes``) is judged once the headers are complete; a
+  head still incomplete past :func:`head_cap` bytes gets ``431`` at once and the
+  connection is closed, so a fast client cannot fill memory before the deadline.
 * **A connection budget.** A worker holds at most ``max_connections`` client
   connections: by default as many as the open-file limit allows for two descriptors each
   (the client's, and the upstream connection its request may need), less a reserve for
@@ -57,14 +61,23 @@ def fd_budget() -> int:
     return max(1, (soft - RESERVED_FDS) // 2)
 
 
+def head_cap(max_header_bytes: int) -> int:
+    """Bytes of an incomplete request head (request line, names, values, separators) read
+    before a 431: twice what the app accepts of names and values, plus 64 KiB for the
+    request line, so anything the app would accept arrives whole."""
+    return 2 * max_header_bytes + 64 * 1024
+
+
 @dataclass(frozen=True)
 class ConnectionLimits:
     header_timeout: float
     max_connections: int
+    max_head_bytes: int
 
     @classmethod
     def of(cls, config: ProxyConfig) -> ConnectionLimits:
-        return cls(config.header_timeout, config.max_connections or fd_budget())
+        budget = config.max_connections or fd_budget()
+        return cls(config.header_timeout, budget, head_cap(config.max_header_bytes))
 
 
 def limit(uv_config: Any, config: ProxyConfig) -> Any:
@@ -100,6 +113,7 @@ class GuardedHttp(HttpToolsProtocol):
         self._waiting_since = time.monotonic()
         self._begun = False  # a request's first byte came, its headers have not all
         self._done = False  # answered here; closing
+        self._head_bytes = 0  # read while a request's head is incomplete
 
     def connection_made(self, transport: Any) -> None:
         super().connection_made(transport)
@@ -112,8 +126,18 @@ class GuardedHttp(HttpToolsProtocol):
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
-        if not self._done:
-            super().data_received(data)
+        if self._done:
+            return
+        heading = self._deadline is not None
+        super().data_received(data)
+        if heading and self._deadline is not None and not self.transport.is_closing():
+            self._head_bytes += len(data)  # the head is still not complete after all of it
+            if self._head_bytes > self.limits.max_head_bytes:
+                message = (
+                    f"the request head is over {self.limits.max_head_bytes} bytes and not "
+                    "complete (bridge-rules serve --max-header-bytes)"
+                )
+                self._answer_and_close(_canned(431, b"Request Header Fields Too Large", message))
 
     def _answer_and_close(self, answer: bytes) -> None:
         """Send ``answer``, end the writing side, and close after :data:`LINGER`."""
@@ -150,6 +174,7 @@ class GuardedHttp(HttpToolsProtocol):
     def on_headers_complete(self) -> None:
         self._disarm()
         self._begun = False
+        self._head_bytes = 0
         if self.parser.get_http_version() == "1.0":
             self.expect_100_continue = False  # RFC 9110 10.1.1: ignored from a 1.0 client
         super().on_headers_complete()
