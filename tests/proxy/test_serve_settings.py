@@ -64,6 +64,10 @@ OPTIONS = {name: name == "rules" for name in GOOD}  # name -> whether the option
         ({"timeout": 0}, "--timeout must be positive"),
         ({"body_timeout": -1.0}, "--body-timeout must be positive"),
         ({"log_prompts": True}, "--log-prompts only applies with --debug-log FILE"),
+        ({"header_timeout": 0}, "--header-timeout must be positive"),
+        ({"max_response_bytes": 0}, "--max-response-bytes must be at least 1"),
+        ({"max_connections": -1}, "--max-connections must be 0 (from the open-file limit)"),
+        ({"upstream": "http://u:p@x"}, "--upstream takes no user name or password"),
     ],
 )
 def test_each_bad_setting_has_its_message(bad: dict[str, Any], message: str) -> None:
