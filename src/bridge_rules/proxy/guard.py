@@ -194,13 +194,18 @@ class GuardedHttp(HttpToolsProtocol):
 
     def _make_room(self) -> None:
         """Called when the worker holds more connections than its budget (some of them may
-        be closing already: closed this loop iteration, not yet gone)."""
+        be closing already: closed this loop iteration, not yet gone). A connection already
+        answered here and lingering counts against the budget, and is the first closed."""
         live = [
             c
             for c in self.connections
-            if isinstance(c, GuardedHttp) and not c._done and not c.transport.is_closing()
+            if isinstance(c, GuardedHttp) and not c.transport.is_closing()
         ]
         if len(live) <= self.limits.max_connections:
+            return
+        lingering = [c for c in live if c._done and c is not self]
+        if lingering:
+            lingering[0].transport.close()
             return
         victims = [c for c in live if c is not self and c._idle]
         if not victims:
