@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import json
 import socket
+import threading
 import time
 import zlib
 from typing import Any
@@ -102,6 +103,52 @@ def test_an_http_1_0_expectation_is_ignored() -> None:
         answer = exchange(make(up.url), request)
         assert b"100 Continue" not in answer
         assert status_of(answer) == 200
+
+
+class _NeverReads:
+    """An upstream that accepts, reads a little, and then neither reads nor answers."""
+
+    def __enter__(self) -> str:
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.held: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+        return f"http://127.0.0.1:{self.server.getsockname()[1]}"
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.server.accept()
+            except OSError:
+                return
+            conn.recv(1024)
+            self.held.append(conn)
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.close()
+        for conn in self.held:
+            conn.close()
+
+
+def test_an_upstream_that_never_reads_the_body_is_a_504_within_the_timeout() -> None:
+    with counted(), _NeverReads() as up, proxies() as make:
+        started = time.monotonic()
+        r = loopback.post(make(up, timeout=1) + "/v1/models", content=b"x" * (16 << 20), timeout=15)
+        assert r.status_code == 504
+        assert "did not take the request body within 1s" in r.json()["error"]["message"]
+        assert time.monotonic() - started < 5
+
+
+def test_a_large_body_goes_upstream_whole_with_its_length() -> None:
+    with counted(), upstream() as up, proxies() as make:
+        up.reply = Reply(body=[READ_CALL])
+        big = {**REQUEST, "messages": [{"role": "user", "content": "x" * (3 << 20)}]}
+        r = loopback.post(make(up.url, timeout=2) + "/v1/messages", json=big, timeout=15)
+        assert r.status_code == 200
+        seen = up.seen[0]
+        assert seen.header("transfer-encoding") == []
+        assert seen.header("content-length") == [str(len(seen.body))]
+        if json.loads(seen.body)["messages"][0]["content"] != "x" * (3 << 20):
+            raise Lost("the body went upstream changed")
 
 
 # ---------------------------------------------------------------- request targets
