@@ -102,6 +102,28 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
     body_timeout: Annotated[
         float, typer.Option(help="Seconds a client has to send its whole request body, else 408.")
     ] = 60.0,
+    header_timeout: Annotated[
+        float,
+        typer.Option(
+            help="Seconds a client has to send a request's headers once it has started (or "
+            "its first request once connected), else 408 and the connection is closed.",
+            metavar="SECONDS",
+        ),
+    ] = 10.0,
+    max_connections: Annotated[
+        int,
+        typer.Option(
+            help="Client connections one worker holds; past it the connection waiting "
+            "longest for its headers (or idle) is closed for the new one, else the new one "
+            "gets 503. 0: as many as the open-file limit allows for two descriptors each.",
+        ),
+    ] = 0,
+    max_response_bytes: Annotated[
+        int,
+        typer.Option(
+            help="A JSON answer the proxy must rewrite that is larger than this (decoded) gets 502."
+        ),
+    ] = 32 * MiB,
     max_sse_event_bytes: Annotated[
         int,
         typer.Option(

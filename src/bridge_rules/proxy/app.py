@@ -30,6 +30,7 @@ from bridge_rules.proxy.body import (
 from bridge_rules.proxy.config import ProxyConfig
 from bridge_rules.proxy.errors import ProxyError, UpstreamAborted
 from bridge_rules.proxy.forward import Exchange, forward
+from bridge_rules.proxy.headers import expectation
 from bridge_rules.proxy.heap import HeapTrimmer
 from bridge_rules.proxy.obs import AccessRecord, DebugLog, configure_logging, omit_text
 from bridge_rules.proxy.ops import OpsApp, with_ops
@@ -42,6 +43,7 @@ log = logging.getLogger("bridge_rules.proxy")
 
 REWRITTEN_PATHS = frozenset({"/v1/messages", "/v1/messages/count_tokens"})
 HEALTH = jsonio.dumps({"status": "ok"})
+SERVER_OPTIONS = [(b"allow", b"GET, HEAD, POST, OPTIONS"), (b"content-length", b"0")]
 
 Route = Callable[[Exchange], Awaitable[None]]
 WATCH_AFTER = 0.05
@@ -123,6 +125,13 @@ class ProxyApp:
         scope, config = ex.scope, self.config
         check_headers(scope, config.max_headers, config.max_header_bytes)
         method, path = scope["method"], scope["path"]
+        if not path.startswith("/"):
+            await _asterisk(ex, method)
+            return
+        unmet = expectation(scope["headers"])
+        if unmet is not None:
+            shown = unmet.decode("latin-1")[:64]
+            raise ProxyError(417, f"this proxy meets no expectation but 100-continue: {shown!r}")
         route = self.routes.get((method, path))
         if route is not None:
             await route(ex)
@@ -211,6 +220,20 @@ class ProxyApp:
             timer.cancel()
             if watcher is not None:
                 watcher.cancel()
+
+
+async def _asterisk(ex: Exchange, method: str) -> None:
+    """``OPTIONS *`` asks about the server itself (RFC 9110 9.3.7): answered here, as the
+    upstream is reached under a path of its own; ``*`` with any other method is not a
+    request target (RFC 9112 3.2.4)."""
+    if method == "OPTIONS":
+        ex.reply.record.status = 200
+        await ex.reply.start(200, list(SERVER_OPTIONS))
+        await ex.reply.finish()
+        return
+    raise ProxyError(
+        400, f"the request target * is only for OPTIONS (RFC 9112 3.2.4), not {method}", close=True
+    )
 
 
 def create_app(

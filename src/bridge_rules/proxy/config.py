@@ -12,6 +12,7 @@ import errno
 import json
 import os
 import socket
+import stat
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Union
@@ -33,6 +34,8 @@ DEFAULT_BODY_TIMEOUT = 60.0
 DEFAULT_MAX_SSE_EVENT = 16 * 1024 * 1024
 DEFAULT_OUTBOUND_CACHE_MB = 64
 DEFAULT_UPSTREAM_KEEPALIVE = 30.0
+DEFAULT_HEADER_TIMEOUT = 10.0
+DEFAULT_MAX_RESPONSE = 32 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,9 @@ class ProxyConfig:
     max_sse_event_bytes: int = DEFAULT_MAX_SSE_EVENT  # one event of a rewritten stream
     outbound_cache_mb: int = DEFAULT_OUTBOUND_CACHE_MB  # rewritten messages kept; 0: off
     upstream_keepalive: float = DEFAULT_UPSTREAM_KEEPALIVE  # idle pooled connection; 0: none
+    header_timeout: float = DEFAULT_HEADER_TIMEOUT  # seconds for a request's headers: else 408
+    max_connections: int = 0  # client connections per worker; 0: from the open-file limit
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE  # a JSON answer to rewrite; larger: 502
 
     @property
     def base(self) -> str:
@@ -78,6 +84,35 @@ def normalise_upstream(url: str) -> tuple[str, str | None]:
             "(the proxy forwards /v1/messages itself, so /v1 would be doubled)"
         )
     return urlunsplit(parts._replace(path=path)), warning
+
+
+def private_file_problem(path: str) -> str | None:
+    """Why ``path`` cannot hold a private log (see :func:`private_problem`); None when it is
+    absent or fit."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"{path}: {exc.strerror or exc}"
+    return private_problem(path, info)
+
+
+def private_problem(path: str, info: os.stat_result) -> str | None:
+    """Why the file ``info`` describes cannot hold a private log: a symbolic link (its
+    target is chosen by whoever made it), not a regular file, or one others may read or
+    write. The debug log holds request metadata even with every credential redacted."""
+    if stat.S_ISLNK(info.st_mode):
+        return f"{path} is a symbolic link; name the file itself"
+    if not stat.S_ISREG(info.st_mode):
+        return f"{path} is not a regular file"
+    if info.st_mode & 0o077:
+        mode = stat.S_IMODE(info.st_mode)
+        return (
+            f"{path} has mode {mode:04o}; a debug log must be readable by its owner only "
+            f"(chmod 600 {path}, or name a new file)"
+        )
+    return None
 
 
 def bind_problem(host: str, port: int) -> str | None:
@@ -123,9 +158,14 @@ _AT_LEAST_ONE = (
     "max_headers",
     "max_header_bytes",
     "max_sse_event_bytes",
+    "max_response_bytes",
 )
-_ZERO_MEANS = {"outbound_cache_mb": "off", "upstream_keepalive": "no reuse"}
-_POSITIVE = ("timeout", "body_timeout")
+_ZERO_MEANS = {
+    "outbound_cache_mb": "off",
+    "upstream_keepalive": "no reuse",
+    "max_connections": "from the open-file limit",
+}
+_POSITIVE = ("timeout", "body_timeout", "header_timeout")
 
 
 def _flag(name: str) -> str:
@@ -165,6 +205,12 @@ class ServeSettings:
             bad("upstream", f"--upstream must be an http(s) URL, got '{upstream}'")
         elif parts.query or parts.fragment:
             bad("upstream", f"--upstream takes no query string or fragment, got '{upstream}'")
+        elif "@" in parts.netloc:
+            bad(
+                "upstream",
+                "--upstream takes no user name or password (user:pass@host, deprecated by "
+                "RFC 9110); the client's own credentials headers go upstream as sent",
+            )
         else:
             upstream, notice = normalise_upstream(upstream)
             if notice is not None:
@@ -182,6 +228,10 @@ class ServeSettings:
                 bad(name, f"{_flag(name)} must be positive")
         if options["log_prompts"] and not options["debug_log"]:
             bad("log_prompts", "--log-prompts only applies with --debug-log FILE")
+        if options["debug_log"]:
+            refused = private_file_problem(str(options["debug_log"]))
+            if refused is not None:
+                bad("debug_log", f"--debug-log {refused}")
         key = env.get(SEAL_KEY_ENV, "")
         if key and len(key.encode("utf-8")) < MIN_SEAL_KEY_BYTES:
             problems.append(
@@ -216,6 +266,9 @@ _PROXY_OPTIONS = (
     "max_sse_event_bytes",
     "outbound_cache_mb",
     "upstream_keepalive",
+    "header_timeout",
+    "max_connections",
+    "max_response_bytes",
 )
 """``serve`` options that are :class:`ProxyConfig` fields under the same name."""
 

@@ -20,6 +20,7 @@ import uvicorn
 
 from bridge_rules.gcpause import tune_for_serving
 from bridge_rules.proxy.config import ENV_VAR, MULTIPROC_ENV, ProxyConfig
+from bridge_rules.proxy.guard import GuardedHttp, limit
 from bridge_rules.proxy.obs import configure_logging
 
 UVICORN_OPTIONS: dict[str, Any] = {
@@ -29,6 +30,7 @@ UVICORN_OPTIONS: dict[str, Any] = {
     "proxy_headers": False,  # the proxy never reads the client address; skip the middleware
     "lifespan": "on",
     "log_level": "warning",
+    "http": GuardedHttp,  # uvicorn's httptools protocol with header and connection limits
 }
 
 
@@ -38,7 +40,8 @@ def serve(config: ProxyConfig, app: Any, host: str, port: int, workers: int) -> 
     configure_logging()
     if workers <= 1:
         tune_for_serving()
-        uvicorn.Server(uvicorn.Config(app, host=host, port=port, **UVICORN_OPTIONS)).run()
+        uv_config = limit(uvicorn.Config(app, host=host, port=port, **UVICORN_OPTIONS), config)
+        uvicorn.Server(uv_config).run()
         return
     os.environ[ENV_VAR] = config.to_env()
     with _shared_metrics():
