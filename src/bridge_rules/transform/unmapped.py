@@ -161,8 +161,8 @@ def _probes(rt: Runtime, name: str) -> list[str]:
     probes = [name]
     for strip in rt.rules.strips:
         tail = name[len(name) - len(strip.suffix) :]
-        same = tail == strip.suffix or (strip.case != "exact" and tail.lower() == strip.suffix.lower())
-        if same and len(name) > len(strip.suffix):
+        folded = strip.case != "exact" and tail.lower() == strip.suffix.lower()
+        if (tail == strip.suffix or folded) and len(name) > len(strip.suffix):
             probes.append(name[: -len(strip.suffix)])
     probes += [candidate for candidate, _what, _span in rt.rules.gateway.candidates(name)]
     leading = _LEADING.match(name)
