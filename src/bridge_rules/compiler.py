@@ -260,6 +260,7 @@ class _Compiler:
         self, common: dict[str, Any], draft: _StageDraft, model: CanonicalStage, pin: Pin | None
     ) -> TableStage:
         entries: dict[str, tuple[str, Span]] = {}
+        declared: dict[str, str] = {}
         if model.from_pin:
             if pin is None and not self.pin_failed:
                 self.diags.append(
@@ -274,9 +275,13 @@ class _Compiler:
                 pin_span = self.pin_span or draft.span
                 names = pin.canonical_names(model.include_declared)
                 entries.update({n: (n, pin_span) for n in names})
+                if not model.include_declared:
+                    declared = dict.fromkeys(sorted(pin.declared_only), pin.spec)
         where = draft.span
         entries.update({n: (n, draft.entry_spans.get(n, where)) for n in model.names})
-        return TableStage(**common, case=model.case, reverse=model.reverse, entries=entries).build()
+        stage = TableStage(**common, case=model.case, reverse=model.reverse, entries=entries)
+        stage.declared_only = {n: p for n, p in declared.items() if n not in entries}
+        return stage.build()
 
     def aliases(self, common: dict[str, Any], draft: _StageDraft, model: AliasStage) -> TableStage:
         spans, where = draft.entry_spans, draft.span  # `span` is a lookup: once, not per entry

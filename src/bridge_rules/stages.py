@@ -66,6 +66,9 @@ class TableStage(CompiledStage):
     folded: dict[str, tuple[str, str, Span]] = field(default_factory=dict)
     inverse: dict[str, tuple[str, Span]] = field(default_factory=dict)
     keeps_name: bool = False  # passthrough: the name goes out as written
+    declared_only: dict[str, str] = field(default_factory=dict)
+    """canonical ``from_pin``: names the pin's type declarations alone list -> the pin,
+    left out of ``entries`` (``include_declared`` off); only ``why_not`` reads it."""
 
     def build(self) -> TableStage:
         self.folded = {}
@@ -88,6 +91,12 @@ class TableStage(CompiledStage):
         return Hit(wire, rule, entry[1])
 
     def why_not(self, name: str) -> str:
+        pin = self.declared_only.get(name)
+        if pin is not None:
+            return (
+                f"'{name}' is only in {pin}'s type declarations: the binary never sends it, so it "
+                "is not canonical (`include_declared: true` takes it)"
+            )
         what = {"canonical": "canonical name", "bindings": "binding"}.get(self.kind, "entry")
         if self.case == "exact":
             near = self.folded.get(name.lower())

@@ -101,3 +101,15 @@ def test_a_capture_that_sends_a_declared_only_tool_unmarks_it() -> None:
     new = {"provenance": {"sources": [source], "date": source["date"]}, "tools": {"SetGoal": entry}}
     merged, _differ = merge(old, new)
     assert merged["declared_only"] == ["Artifact"]
+
+
+def test_explain_says_why_a_declared_only_name_is_not_canonical(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["explain", "SetGoal", "--registered", "SetGoal"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "canonical             'SetGoal' is only in claude-code@2.1.330's type declarations: "
+        "the binary never sends it, so it is not canonical (`include_declared: true` takes it)"
+    ) in out
+    assert "SetGoal -> mcp__pi__SetGoal" in out
