@@ -13,6 +13,7 @@ from pin_fixtures import DATA
 import bridge_rules
 from bridge_rules.capture.document import merge
 from bridge_rules.cli.app import main
+from bridge_rules.drift import compare
 from bridge_rules.pins import check_document, load_pin
 
 DECLARED_ONLY_2_1_330 = {
@@ -113,3 +114,20 @@ def test_explain_says_why_a_declared_only_name_is_not_canonical(
         "the binary never sends it, so it is not canonical (`include_declared: true` takes it)"
     ) in out
     assert "SetGoal -> mcp__pi__SetGoal" in out
+
+
+def test_diff_lists_tools_that_became_declared_only() -> None:
+    """2.1.330 -> 2.1.331 changes no tool or field; a `from_pin` stage still loses four names,
+    because the only capture of 2.1.331 had no MCP server to make the binary send them."""
+    report = compare(load_pin("claude-code@2.1.330"), load_pin("claude-code@2.1.331"))
+    assert [(c.kind, c.tool) for c in report.changes] == [
+        ("tool-declared", "ListMcpResourcesTool"),
+        ("tool-declared", "ReadMcpResourceDirTool"),
+        ("tool-declared", "ReadMcpResourceTool"),
+        ("tool-declared", "RefreshMcpTools"),
+    ]
+    back = compare(load_pin("claude-code@2.1.331"), load_pin("claude-code@2.1.330"))
+    assert {c.kind for c in back.changes} == {"tool-sent"}
+    # a pin that marks nothing (no capture of 2.1.0) says nothing about what was sent
+    older = compare(load_pin("claude-code@2.1.0"), load_pin("claude-code@2.1.330"))
+    assert not {c.kind for c in older.changes} & {"tool-sent", "tool-declared"}
