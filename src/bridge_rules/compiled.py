@@ -14,7 +14,7 @@ from bridge_rules.bindings.adapter import Adapter
 from bridge_rules.compose import SourcedFile
 from bridge_rules.diagnostics import Diagnostic
 from bridge_rules.gate import CompiledGate
-from bridge_rules.model import Filters, Suppression, TextRules
+from bridge_rules.model import DebugLogSetting, Filters, Suppression, TextRules
 from bridge_rules.model_bindings import Binding
 from bridge_rules.pins import Pin
 from bridge_rules.repair.rules import RepairSet
@@ -56,6 +56,8 @@ class CompiledRules:
     """``schemas:``: the target and operations tool schemas are converted with."""
     schemas_span: Span | None = None
     """``inbound.unmapped``: what happens to a call that maps to no registered tool."""
+    debug_log: DebugLogSetting | None = None
+    """``debug_log.env``: the variable that may name a debug log file."""
 
     @property
     def name(self) -> str:

@@ -100,7 +100,21 @@ def compare(old: Pin, new: Pin) -> DriftReport:
             report.changes.append(Change("tool-added", name, f"{name} added"))
     for before, after in matched.items():
         report.changes.extend(_field_changes(after, old.tools[before], new.tools[after]))
+    if old.declared_only and new.declared_only:  # both pins know what their binary sends
+        report.changes.extend(_sent_changes(matched, old, new))
     return report
+
+
+def _sent_changes(matched: dict[str, str], old: Pin, new: Pin) -> Iterator[Change]:
+    """Tools the binary sent in one version and only the type declarations list in the other:
+    a ``from_pin`` canonical stage gains or loses them."""
+    for before, after in matched.items():
+        was, now = before in old.declared_only, after in new.declared_only
+        if was and not now:
+            yield Change("tool-sent", after, f"{after} sent by {new.version}, not only declared")
+        elif now and not was:
+            detail = f"{after} only declared in {new.version}: no capture saw it sent"
+            yield Change("tool-declared", after, detail)
 
 
 def _mentions(value: Any, name: str) -> bool:

@@ -20,6 +20,7 @@ from bridge_rules.cli.style import paint
 from bridge_rules.diagnostics import EXIT_OK
 
 if TYPE_CHECKING:
+    from bridge_rules.proxy.config import ProxyConfig
     from bridge_rules.runtime import Runtime
 
 ENV_PREFIX = "BRIDGE_RULES"
@@ -197,15 +198,31 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
     unbindable = bind_problem(settings.host, settings.port)
     if unbindable is not None:
         fail(unbindable)
+    config = _declared_debug_log(settings.config, runtime)
     # The server stack is imported only now, after every check: a bad option answers fast.
     from bridge_rules.proxy.app import create_app
     from bridge_rules.proxy.ops import with_ops
     from bridge_rules.proxy.server import serve as run
 
     try:
-        proxy = create_app(settings.config, runtime)
+        proxy = create_app(config, runtime)
     except OSError as exc:
         fail(f"cannot open the debug log: {exc}")
-    config = settings.config
     run(config, with_ops(proxy, config.upstream), settings.host, settings.port, settings.workers)
     return EXIT_OK
+
+
+def _declared_debug_log(config: ProxyConfig, runtime: Runtime) -> ProxyConfig:
+    """``--debug-log`` wins; without it, the file the rules' ``debug_log.env`` variable names
+    (pi-anthropic-messages' ``PI_ANTHROPIC_MESSAGES_DEBUG_LOG``), said on stderr."""
+    from dataclasses import replace
+
+    from bridge_rules.compat.debuglog import declared_path
+
+    path = declared_path(runtime.rules)
+    if config.debug_log is not None or path is None:
+        return config
+    assert runtime.rules.debug_log is not None  # a declared path implies the setting
+    note = f"debug log: {path} (named by {runtime.rules.debug_log.env}, which the rules read)"
+    sys.stderr.write(paint(f"bridge-rules: {note}\n", sys.stderr))
+    return replace(config, debug_log=path)
