@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from bridge_rules.callids import IdRule, id_rule, wire_id
 from bridge_rules.calls import wire_schema
 from bridge_rules.runtime import Runtime
 from bridge_rules.textplan import API, Plan
@@ -72,6 +73,7 @@ class Rewriter:
         self.registered: list[str] = []
         self.history = rt.history
         self.seals = seals(rt)
+        self.ids: IdRule = id_rule(target_of(rt))
 
     def wire(self, name: str) -> str:
         if name in self.typed:
@@ -172,12 +174,12 @@ class Rewriter:
                 kind = block.get("type")
                 if kind == "tool_use":
                     new_block = tool_use(block if seals is None else seals.tool_use(block))
-                elif kind == "tool_result" and seals is not None:
-                    new_block = seals.tool_result(block)
+                    new_block = self._valid_id(new_block, "id")
+                elif kind == "tool_result":
+                    new_block = block if seals is None else seals.tool_result(block)
                     if "name" in new_block:
                         new_block = tool_result(new_block)
-                elif kind == "tool_result" and "name" in block:
-                    new_block = tool_result(block)
+                    new_block = self._valid_id(new_block, "tool_use_id")
                 else:
                     continue
                 if new_block is not block:
@@ -191,6 +193,14 @@ class Rewriter:
                 new_message["content"] = new_content
                 out[i] = new_message
         return out
+
+    def _valid_id(self, block: dict[str, Any], key: str) -> dict[str, Any]:
+        """The block with its id as the target accepts it (:mod:`bridge_rules.callids`): the
+        same function of the id alone for a call and its result, so they stay paired."""
+        value = block.get(key)
+        if type(value) is not str or self.ids.valid(value):
+            return block
+        return {**block, key: wire_id(value, self.ids)}
 
     def run_alone(
         self, messages: list[Any]
@@ -252,6 +262,14 @@ class Rewriter:
                     out = list(system)
                 out[i] = {**block, "text": new_text}
         return system if out is None else out
+
+
+def target_of(rt: Runtime) -> str | None:
+    """The schema target the rules name, whose id rule applies (None: Anthropic's).
+
+    The rule format has no target yet; once ``schemas: {target: ...}`` is part of it, this
+    returns that setting, and the id rule follows it."""
+    return getattr(rt.rules, "schema_target", None)
 
 
 def _apply(ops: tuple[Any, ...], text: str) -> str:
