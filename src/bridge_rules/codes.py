@@ -491,4 +491,25 @@ _add(
         "        why: pi has no page ranges\n",
         severity="warning",
     ),
+    CodeDoc(
+        "BR409",
+        "bound twice at run time",
+        "Two bindings added while the program runs (`Engine.with_bindings`, or the files of "
+        "`serve --bindings-dir`) bind the same local tool. Whichever came last would win, so "
+        "the rules would depend on the order the bindings arrived in; they are refused "
+        "instead. A runtime binding may replace a rule file's binding of the tool.",
+        bad="# a.yaml\n" + _HEAD + "bindings:\n  - {local: ask_user, wire: AskUserQuestion}\n"
+        "# b.yaml\n" + _HEAD + "bindings:\n  - {local: ask_user, wire: mcp__pi__ask}\n",
+        good="# a.yaml\n" + _HEAD + "bindings:\n  - {local: ask_user, wire: AskUserQuestion}\n",
+    ),
+    CodeDoc(
+        "BR410",
+        "more than bindings at run time",
+        "A source of bindings added while the program runs holds something other than "
+        "`bindings` (and `bridge-rules`, `name`, `description`). Stages, repairs, the gate "
+        "and the rest belong in the rule files, which `serve` reads again on reload.",
+        bad=_HEAD + "gate: {api: [anthropic-messages]}\nbindings:\n"
+        "  - {local: ask_user, wire: AskUserQuestion}\n",
+        good=_HEAD + "bindings:\n  - {local: ask_user, wire: AskUserQuestion}\n",
+    ),
 )

@@ -50,6 +50,7 @@ class ProxyConfig:
     max_sse_event_bytes: int = DEFAULT_MAX_SSE_EVENT  # one event of a rewritten stream
     outbound_cache_mb: int = DEFAULT_OUTBOUND_CACHE_MB  # rewritten messages kept; 0: off
     upstream_keepalive: float = DEFAULT_UPSTREAM_KEEPALIVE  # idle pooled connection; 0: none
+    bindings_dir: str | None = None  # bindings laid over the rules, read at start and reload
 
     @property
     def base(self) -> str:
@@ -180,6 +181,9 @@ class ServeSettings:
         for name in _POSITIVE:
             if options[name] <= 0:
                 bad(name, f"{_flag(name)} must be positive")
+        folder = options.get("bindings_dir")
+        if folder and not os.path.isdir(folder):
+            bad("bindings_dir", f"--bindings-dir must be a directory, got '{folder}'")
         if options["log_prompts"] and not options["debug_log"]:
             bad("log_prompts", "--log-prompts only applies with --debug-log FILE")
         key = env.get(SEAL_KEY_ENV, "")
@@ -200,7 +204,7 @@ class ServeSettings:
             )
         if any(not p.warning for p in problems):
             return None, problems
-        fields = {n: options[n] for n in _PROXY_OPTIONS}
+        fields: dict[str, Any] = {n: options.get(n) for n in _PROXY_OPTIONS}
         config = ProxyConfig(upstream=upstream, rules=tuple(options["rules"] or ()), **fields)
         return cls(config, options["host"], options["port"], options["workers"]), problems
 
@@ -216,6 +220,7 @@ _PROXY_OPTIONS = (
     "max_sse_event_bytes",
     "outbound_cache_mb",
     "upstream_keepalive",
+    "bindings_dir",
 )
 """``serve`` options that are :class:`ProxyConfig` fields under the same name."""
 
