@@ -33,7 +33,7 @@ from bridge_rules.sealing import Sealer
 
 if TYPE_CHECKING:
     from bridge_rules.transform import OutboundBytes, OutboundResult
-    from bridge_rules.transform.results import PipelineSeals
+    from bridge_rules.transform.results import CallSeals
     from bridge_rules.transform.turn import Turn
     from bridge_rules.transform.unmapped import InboundReport
 
@@ -95,7 +95,7 @@ class Engine:
         """Warnings found while loading (errors raise :class:`~bridge_rules.RulesError`)."""
         from bridge_rules.transform.results import seals
 
-        self._seals: PipelineSeals | None = seals(runtime)
+        self._seals: CallSeals | None = seals(runtime)
         self._files = runtime.rules.files
         self._added: Mapping[str, BindingSource] = {}
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bridge_rules.callids import IdRule, id_rule, wire_id
-from bridge_rules.calls import wire_schema
+from bridge_rules.calls import wire_description, wire_schema
 from bridge_rules.runtime import Runtime
 from bridge_rules.textplan import API, Plan
 from bridge_rules.transform.guard import NOTHING, Verdict, apply_verdict, wire_verdict
@@ -122,6 +122,11 @@ class Rewriter:
                 advertised = wire_schema(self.rt, name, schema)
                 if advertised is not schema and advertised != schema:
                     new_tool = {**new_tool, "input_schema": advertised}
+            if name in self.rt.descriptions:
+                said = tool.get("description")
+                sent = wire_description(self.rt, name, said)
+                if sent != said:
+                    new_tool = {**new_tool, "description": sent}
             changed = changed or new_tool is not tool
             out.append(new_tool)
         return out if changed else None
