@@ -512,4 +512,26 @@ _add(
         "  - {local: ask_user, wire: AskUserQuestion}\n",
         good=_HEAD + "bindings:\n  - {local: ask_user, wire: AskUserQuestion}\n",
     ),
+    CodeDoc(
+        "BR411",
+        "output operations never applied",
+        "A binding's `output:` operations reshape results into the shape the description "
+        "sent promises, so they apply only when that description is not the agent's own "
+        "(the pinned wire tool's, or a text of the rules). Here the agent's description is "
+        "sent, which describes the results as the agent makes them.",
+        bad=_BIND + "    wire_description: local\n    output:\n      - number_lines: {}\n",
+        good=_BIND + "    wire_description: Reads a file; lines come numbered as cat -n does.\n"
+        "    output:\n      - number_lines: {}\n",
+        severity="warning",
+    ),
+    CodeDoc(
+        "BR412",
+        "no pinned description",
+        "`wire_description: pin` sends the wire tool's own description from the pin, but the "
+        "pin has none for it (the packaged Claude Code pins hold schemas only), so the "
+        "agent's own is sent. `pin capture` records descriptions.",
+        bad=_BIND + "    schema: canonical\n    wire_description: pin\n",
+        good=_BIND + "    schema: canonical\n    wire_description: auto\n",
+        severity="warning",
+    ),
 )

@@ -146,13 +146,19 @@ def test_results_are_reshaped_as_the_sent_description_promises(tmp_path: Path) -
 
 def test_never_applied_twice_and_the_same_with_or_without_the_cache(tmp_path: Path) -> None:
     engine = _rules(tmp_path, READ_BINDING)
+    engine.runtime.message_cache.configure(min_body=0)  # small bodies use the cache too
     tagged = _answer(engine, "toolu_01B")
     history = _history(tagged, "one\n")
     first = _sent(engine, history, cache=False)
     again = [*history, {"role": "assistant", "content": "ok"}, {"role": "user", "content": "y"}]
+    body = {"model": "claude-sonnet-4-5", "max_tokens": 5, "tools": _tools("read", "edit")}
+    reused = 0
     for _ in range(3):  # the agent resends its own history: reshaped once per request
-        later = _sent(engine, again)
+        turn = engine.turn(orjson.dumps({**body, "messages": again}), env={})
+        reused += turn.outcome.reused
+        later = orjson.loads(turn.body)
         assert later["messages"][:3] == first["messages"]
+    assert reused > 0  # the reshaped result came from the message cache, unchanged
     assert first["messages"][2]["content"][0]["content"] == "     3\tone\n"
     assert _sent(engine, again, cache=False) == later
 
