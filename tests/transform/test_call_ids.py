@@ -26,7 +26,10 @@ ids = st.one_of(
 )
 
 
-@given(ids, st.sampled_from(sorted(RULES)))
+any_text = st.text(st.characters(exclude_categories=()), max_size=200)  # lone surrogates too
+
+
+@given(st.one_of(ids, any_text), st.sampled_from(sorted(RULES)))
 def test_every_id_comes_out_valid_and_valid_ids_stay(value: str, target: str) -> None:
     rule = id_rule(target)
     out = wire_id(value, rule)
