@@ -204,7 +204,7 @@ class ServeSettings:
             )
         if any(not p.warning for p in problems):
             return None, problems
-        fields: dict[str, Any] = {n: options.get(n) for n in _PROXY_OPTIONS}
+        fields = {n: options[n] for n in _PROXY_OPTIONS if n in options}
         config = ProxyConfig(upstream=upstream, rules=tuple(options["rules"] or ()), **fields)
         return cls(config, options["host"], options["port"], options["workers"]), problems
 
