@@ -23,6 +23,10 @@ from bridge_rules.runtime import Runtime
 from bridge_rules.schemas.book import Shapes, forward, restore
 from bridge_rules.schemas.convert import Conversion
 
+OUTPUT_NOTE = "output"
+"""``ToolCall.notes`` key: the call's arguments its binding's ``output:`` operations read (its
+result is reshaped on the next request; ``transform.results`` carries them in the id)."""
+
 
 @dataclass(frozen=True)
 class ToolCall:
@@ -64,7 +68,11 @@ def inbound_call(
     if isinstance(note, PipelineNote) and rt.sealer is None:
         # Nothing could carry the stripped stages to the result (no seal key): the agent
         # runs the command as the model wrote it, which gives exactly its output.
-        return ToolCall(local, {**repaired, note.field: note.original})
+        repaired, notes = {**repaired, note.field: note.original}, {}
+    output = rt.outputs.get(local) if mapped is not None else None
+    if output is not None:
+        given = repaired if isinstance(repaired, dict) else {}
+        notes = {**notes, OUTPUT_NOTE: {k: given[k] for k in output.reads if k in given}}
     return ToolCall(local, repaired, notes)
 
 
@@ -88,6 +96,12 @@ def bound_schema(rt: Runtime, local_name: str, local_schema: Any) -> Any:
     if adapter is None:
         return local_schema
     return advertised_schema(adapter, local_schema, rt.rules.pin, rt.rules.local_pin)
+
+
+def wire_description(rt: Runtime, local_name: str, local_description: Any) -> Any:
+    """The ``description`` a local tool is advertised with on the wire (docs/bindings.md)."""
+    described = rt.descriptions.get(local_name)
+    return local_description if described is None else described.text(local_description)
 
 
 def adapts_arguments(

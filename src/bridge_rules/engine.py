@@ -7,7 +7,9 @@ boundary and nothing else. No module below this one imports it.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
+import os
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bridge_rules import calls
@@ -17,14 +19,22 @@ from bridge_rules.diagnostics import Diagnostic
 from bridge_rules.explain import NO_ARGS, Explanation, explain_tool
 from bridge_rules.gate import GateDecision
 from bridge_rules.names import Collision, Resolver
-from bridge_rules.ruleset import RuleRef, load_analysis
+from bridge_rules.ruleset import (
+    BindingSource,
+    RuleRef,
+    binding_file,
+    binding_files_in,
+    binding_source,
+    load_analysis,
+    with_bindings,
+)
 from bridge_rules.runtime import Runtime
 from bridge_rules.schemas.book import Shapes
 from bridge_rules.sealing import Sealer
 
 if TYPE_CHECKING:
     from bridge_rules.transform import OutboundBytes, OutboundResult
-    from bridge_rules.transform.results import PipelineSeals
+    from bridge_rules.transform.results import CallSeals
     from bridge_rules.transform.turn import Turn
     from bridge_rules.transform.unmapped import InboundReport
 
@@ -86,7 +96,9 @@ class Engine:
         """Warnings found while loading (errors raise :class:`~bridge_rules.RulesError`)."""
         from bridge_rules.transform.results import seals
 
-        self._seals: PipelineSeals | None = seals(runtime)
+        self._seals: CallSeals | None = seals(runtime)
+        self._files = runtime.rules.files
+        self._added: Mapping[str, BindingSource] = {}
 
     def with_seal_key(self, key: bytes | str | Sealer | None) -> Engine:
         """These rules with the deployment's key for sealed ``tool_use`` ids
@@ -95,6 +107,51 @@ class Engine:
         Without a key, repairs that would need one (a stripped bash pipeline) are not made."""
         runtime = self.runtime.with_sealer(_sealer(key))
         return self if runtime is self.runtime else Engine(runtime, self.diagnostics, env=self.env)
+
+    def with_bindings(
+        self,
+        bindings: Sequence[Mapping[str, Any]] | os.PathLike[str],
+        *,
+        origin: str = "runtime",
+    ) -> Engine:
+        """These rules with bindings added while the program runs (docs/bindings.md,
+        "Bindings at run time"); this engine is unchanged, the new one serves the next request.
+
+        ``bindings``: a list of bindings as a rule file's ``bindings:`` holds them, added under
+        ``origin`` (adding under an origin again replaces what it added before; an empty list
+        removes it); or the path of a YAML file of bindings (its origin is the path), or of a
+        directory of them (one origin per file; reading a directory again replaces every
+        file it gave). They are checked as a rule file is, with the same diagnostics (a
+        :class:`~bridge_rules.RulesError` on an error), come after every rule file, replacing a
+        file's binding of the same local tool, and ``explain`` shows where each came from.
+        Which order bindings arrive in never changes the result.
+        """
+        added = dict(self._added)
+        if isinstance(bindings, os.PathLike):
+            path = Path(bindings)
+            if path.is_dir():
+                where = str(path)
+                added = {k: v for k, v in added.items() if v.directory != where}
+                added.update((s.origin, s) for s in binding_files_in(path))
+            else:
+                source = binding_file(path)
+                added[source.origin] = source
+        elif bindings:
+            added[origin] = binding_source(origin, bindings)
+        else:
+            added.pop(origin, None)
+        analysis = with_bindings(self._files, added, self.rules.name)
+        assert analysis.runtime is not None
+        engine = Engine(
+            analysis.runtime.with_sealer(self.runtime.sealer), analysis.diagnostics, env=self.env
+        )
+        engine._files, engine._added = self._files, added
+        return engine
+
+    @property
+    def binding_origins(self) -> list[str]:
+        """The origins of the bindings added at run time, in the order they are applied."""
+        return sorted(self._added)
 
     def _env(self, env: Mapping[str, str] | None) -> Mapping[str, str] | None:
         return self.env if env is None else env

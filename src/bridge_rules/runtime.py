@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bridge_rules.bindings.adapter import Adapter
+from bridge_rules.bindings.describe import Description, plan_description
+from bridge_rules.bindings.output import OutputPlan
 from bridge_rules.compiled import CompiledRules
 from bridge_rules.gate import CompiledGate, GateDecision, decide
 from bridge_rules.msgcache import MessageCache
@@ -69,6 +71,27 @@ class Runtime:
     def stripping_tools(self) -> frozenset[str]:
         """Local tools whose repairs strip a pipeline that the result must get applied."""
         return frozenset(k for k, keys in self.repairs.internal.items() if NOTE_KEY in keys)
+
+    @functools.cached_property
+    def descriptions(self) -> Mapping[str, Description]:
+        """What each bound tool's description goes out as, by local name (docs/bindings.md)."""
+        pin = self.rules.pin
+        return {
+            local: plan_description(
+                a.binding.wire_description, a.binding.schema_, a.wire, pin, a.rename_fields
+            )
+            for local, a in self.adapters.items()
+        }
+
+    @functools.cached_property
+    def outputs(self) -> Mapping[str, OutputPlan]:
+        """Output operations by local name, where the description sent promises a shape the
+        agent's results do not have (the wire tool's, or the rule's text); nowhere else."""
+        return {
+            local: a.output
+            for local, a in self.adapters.items()
+            if a.output is not None and self.descriptions[local].promises_output
+        }
 
     def with_sealer(self, sealer: Sealer | None) -> Runtime:
         """This rule set with another key (a new message cache: cached rewrites open ids)."""

@@ -149,6 +149,14 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
             metavar="SECONDS",
         ),
     ] = 30.0,
+    bindings_dir: Annotated[
+        Optional[str],  # noqa: UP045 - typer needs Optional on 3.10
+        typer.Option(
+            help="A directory of YAML files of bindings laid over the rules (one origin per "
+            "file), read at start and again on reload; see docs/bindings.md.",
+            metavar="DIR",
+        ),
+    ] = None,
     debug_log: Annotated[
         Optional[str],  # noqa: UP045 - typer needs Optional on 3.10
         typer.Option(help="Append a JSON line per request (credentials redacted) to this file."),
@@ -200,6 +208,7 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
         fail(unbindable)
     config = _declared_debug_log(settings.config, runtime)
     # The server stack is imported only now, after every check: a bad option answers fast.
+    from bridge_rules.diagnostics import RulesError
     from bridge_rules.proxy.app import create_app
     from bridge_rules.proxy.ops import with_ops
     from bridge_rules.proxy.server import serve as run
@@ -208,6 +217,9 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
         proxy = create_app(config, runtime)
     except OSError as exc:
         fail(f"cannot open the debug log: {exc}")
+    except RulesError as exc:  # the bindings directory
+        rules_error(exc)
+    config = settings.config
     run(config, with_ops(proxy, config.upstream), settings.host, settings.port, settings.workers)
     return EXIT_OK
 

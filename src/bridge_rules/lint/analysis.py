@@ -148,7 +148,14 @@ def _analyse(target: Target, pin: Pin | None, schema_targets: tuple[str, ...]) -
     source = load_sources(refs)
     if pin is not None:
         source = _with_pin(source, pin)
-    result = Analysis(str(target) if not isinstance(refs, list) else ", ".join(map(str, refs)))
+    name = str(target) if not isinstance(refs, list) else ", ".join(map(str, refs))
+    return analyse_source(source, name, schema_targets)
+
+
+def analyse_source(source: RuleSource, name: str, schema_targets: tuple[str, ...] = ()) -> Analysis:
+    """Compile and check rule files already loaded (:func:`analyse` after loading; the
+    bindings added at run time, ``ruleset.with_bindings``, through the same checks)."""
+    result = Analysis(name)
     found: list[Diagnostic] = list(source.diagnostics)
     runtime: Runtime | None = None
     if source.files and not has_errors(source.diagnostics):

@@ -15,6 +15,7 @@ import asyncio
 import logging
 import os
 from collections.abc import Awaitable, Callable, Coroutine
+from pathlib import Path
 from typing import Any
 
 from bridge_rules import jsonio
@@ -56,9 +57,11 @@ async def healthz(ex: Exchange) -> None:
 
 class ProxyApp:
     def __init__(self, engine: Engine, config: ProxyConfig) -> None:
-        self.engine = engine
         self.config = config
         self.cache_on = config.outbound_cache_mb > 0
+        self.rules = engine
+        """The rule files' engine; :attr:`engine` adds the bindings directory to it."""
+        self.engine = self._with_bindings(engine)
         self.upstream = Upstream(config)
         self.debug = DebugLog(config.debug_log, config.log_prompts) if config.debug_log else None
         self.heap = HeapTrimmer.from_env()  # gives a large burst's heap back afterwards
@@ -66,6 +69,29 @@ class ProxyApp:
             ("GET", "/healthz"): healthz,
             ("HEAD", "/healthz"): healthz,
         }
+
+    def _with_bindings(self, engine: Engine) -> Engine:
+        """``engine`` with ``--bindings-dir`` read over it, its message cache as configured.
+        Raises :class:`~bridge_rules.RulesError` when a binding there is refused."""
+        folder = self.config.bindings_dir
+        if folder:
+            engine = engine.with_bindings(Path(folder))
+        engine.runtime.message_cache.configure(
+            enabled=self.cache_on,
+            max_bytes=max(self.config.outbound_cache_mb, 1) * 1024 * 1024,
+        )
+        return engine
+
+    def use_rules(self, engine: Engine) -> None:
+        """Serve these rules, with the bindings directory read again over them, from the
+        next request on (a request already running keeps the engine it started with).
+        On a :class:`~bridge_rules.RulesError` nothing changes."""
+        served = self._with_bindings(engine)
+        self.rules, self.engine = engine, served
+
+    def reload_bindings(self) -> None:
+        """Read the bindings directory again over the same rules (:meth:`use_rules`)."""
+        self.use_rules(self.rules)
 
     async def aclose(self) -> None:
         self.heap.close()
@@ -240,9 +266,11 @@ def create_app(
     config: ProxyConfig, runtime: Runtime | None = None, *, engine: Engine | None = None
 ) -> ProxyApp:
     """The app for ``config``: ``engine`` if given, else the rules of ``runtime``, else the
-    rules the config names; with the seal key of ``BRIDGE_RULES_SEAL_KEY``
-    (:class:`~bridge_rules.sealing.SealKeyError` when it is too short) and the gate's
-    environment overrides as they are now, as a server reads its settings at start-up."""
+    rules the config names, with the bindings of ``config.bindings_dir`` over them
+    (:class:`~bridge_rules.RulesError` when one is refused); with the seal key of
+    ``BRIDGE_RULES_SEAL_KEY`` (:class:`~bridge_rules.sealing.SealKeyError` when it is too
+    short) and the gate's environment overrides as they are now, as a server reads its
+    settings at start-up."""
     if engine is None:
         if runtime is None:
             from bridge_rules.ruleset import load_runtime
@@ -250,10 +278,6 @@ def create_app(
             runtime = load_runtime(list(config.rules) or None)
         runtime = runtime.with_sealer(Sealer.from_env())
         engine = Engine(runtime, env=dict(os.environ))
-    engine.runtime.message_cache.configure(
-        enabled=config.outbound_cache_mb > 0,
-        max_bytes=max(config.outbound_cache_mb, 1) * 1024 * 1024,
-    )
     return ProxyApp(engine, config)
 
 

@@ -56,6 +56,7 @@ class ProxyConfig:
     header_timeout: float = DEFAULT_HEADER_TIMEOUT  # seconds for a request's headers: else 408
     max_connections: int = 0  # client connections per worker; 0: from the open-file limit
     max_response_bytes: int = DEFAULT_MAX_RESPONSE  # a JSON answer to rewrite; larger: 502
+    bindings_dir: str | None = None  # bindings laid over the rules, read at start and reload
 
     @property
     def base(self) -> str:
@@ -226,6 +227,9 @@ class ServeSettings:
         for name in _POSITIVE:
             if options[name] <= 0:
                 bad(name, f"{_flag(name)} must be positive")
+        folder = options.get("bindings_dir")
+        if folder and not os.path.isdir(folder):
+            bad("bindings_dir", f"--bindings-dir must be a directory, got '{folder}'")
         if options["log_prompts"] and not options["debug_log"]:
             bad("log_prompts", "--log-prompts only applies with --debug-log FILE")
         if options["debug_log"]:
@@ -250,7 +254,7 @@ class ServeSettings:
             )
         if any(not p.warning for p in problems):
             return None, problems
-        fields = {n: options[n] for n in _PROXY_OPTIONS}
+        fields = {n: options[n] for n in _PROXY_OPTIONS if n in options}
         config = ProxyConfig(upstream=upstream, rules=tuple(options["rules"] or ()), **fields)
         return cls(config, options["host"], options["port"], options["workers"]), problems
 
@@ -269,6 +273,7 @@ _PROXY_OPTIONS = (
     "header_timeout",
     "max_connections",
     "max_response_bytes",
+    "bindings_dir",
 )
 """``serve`` options that are :class:`ProxyConfig` fields under the same name."""
 

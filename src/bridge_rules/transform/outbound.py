@@ -12,7 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from bridge_rules.calls import wire_conversion
+from bridge_rules.callids import IdRule, id_rule, wire_id
+from bridge_rules.calls import wire_conversion, wire_description
 from bridge_rules.runtime import Runtime
 from bridge_rules.schemas import Shape
 from bridge_rules.textplan import API, Plan
@@ -87,6 +88,7 @@ class Rewriter:
         """How calls cross the schema conversion of each tool this request sent, where it
         changes them (``bridge_rules.schemas``): this request's own, never a worker's."""
         self.shape_keys: list[tuple[str, bytes | None]] = []
+        self.ids: IdRule = id_rule(target_of(rt))
 
     def wire(self, name: str) -> str:
         if name in self.typed:
@@ -139,6 +141,11 @@ class Rewriter:
                     self.shape_keys.append((name, key))
                 if advertised is not schema and advertised != schema:
                     new_tool = {**new_tool, "input_schema": advertised}
+            if name in self.rt.descriptions:
+                said = tool.get("description")
+                sent = wire_description(self.rt, name, said)
+                if sent != said:
+                    new_tool = {**new_tool, "description": sent}
             changed = changed or new_tool is not tool
             out.append(new_tool)
         return out if changed else None
@@ -208,10 +215,12 @@ class Rewriter:
                 kind = block.get("type")
                 if kind == "tool_use":
                     new_block = tool_use(block if seals is None else seals.tool_use(block))
+                    new_block = self._valid_id(new_block, "id")
                 elif kind == "tool_result":
                     new_block = block if seals is None else seals.tool_result(block)
                     if "name" in new_block:
                         new_block = tool_result(new_block)
+                    new_block = self._valid_id(new_block, "tool_use_id")
                     if search:
                         new_block = rename_references(new_block, rename)
                 elif search and holds_references(kind):
@@ -229,6 +238,14 @@ class Rewriter:
                 new_message["content"] = new_content
                 out[i] = new_message
         return out
+
+    def _valid_id(self, block: dict[str, Any], key: str) -> dict[str, Any]:
+        """The block with its id as the target accepts it (:mod:`bridge_rules.callids`): the
+        same function of the id alone for a call and its result, so they stay paired."""
+        value = block.get(key)
+        if type(value) is not str or self.ids.valid(value):
+            return block
+        return {**block, key: wire_id(value, self.ids)}
 
     def run_alone(
         self, messages: list[Any]
@@ -293,6 +310,11 @@ class Rewriter:
                     out = list(system)
                 out[i] = {**block, "text": new_text}
         return system if out is None else out
+
+
+def target_of(rt: Runtime) -> str | None:
+    """The schema target the rules name (``schemas: {target: ...}``), whose id rule applies."""
+    return rt.rules.schemas.target
 
 
 def _apply(ops: tuple[Any, ...], text: str) -> str:

@@ -19,7 +19,7 @@ from bridge_rules.runtime import Runtime
 from bridge_rules.schemas.book import Shapes
 from bridge_rules.transform.cached import OutboundBytes, rewrite_outbound_bytes
 from bridge_rules.transform.inbound import rewrite_message
-from bridge_rules.transform.results import PipelineSeals, seals
+from bridge_rules.transform.results import CallSeals, seals
 from bridge_rules.transform.stream import rewrite_stream, rewrite_stream_async
 from bridge_rules.transform.unmapped import InboundReport
 
@@ -30,7 +30,7 @@ class Turn:
 
     runtime: Runtime
     outcome: OutboundBytes
-    sealer: PipelineSeals | None
+    sealer: CallSeals | None
     report: InboundReport = field(default_factory=InboundReport)
     """Names mapped back and unmapped calls, filled by :meth:`message` and the streams."""
 
