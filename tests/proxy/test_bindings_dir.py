@@ -10,6 +10,7 @@ import orjson
 import pytest
 from canned import Canned
 from servers import running_app
+from test_serve_settings import GOOD
 from tests.proxy import loopback
 from tests.proxy.test_gate_env import canned
 
@@ -66,24 +67,7 @@ def test_a_refused_binding_stops_the_start(canned: Canned, tmp_path: Path) -> No
 
 
 def test_the_setting_must_name_a_directory(tmp_path: Path) -> None:
-    options = {
-        "upstream": "http://127.0.0.1:1",
-        "rules": None,
-        "host": "127.0.0.1",
-        "port": 0,
-        "workers": 1,
-        "max_body_bytes": 1,
-        "timeout": 1.0,
-        "max_headers": 1,
-        "max_header_bytes": 1,
-        "body_timeout": 1.0,
-        "max_sse_event_bytes": 1,
-        "outbound_cache_mb": 0,
-        "upstream_keepalive": 0.0,
-        "debug_log": None,
-        "log_prompts": False,
-        "bindings_dir": str(tmp_path / "missing"),
-    }
+    options = {**GOOD, "bindings_dir": str(tmp_path / "missing")}
     settings, problems = ServeSettings.check(options, environ={})
     assert settings is None
     assert [p.message for p in problems] == [
