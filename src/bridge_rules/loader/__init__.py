@@ -174,6 +174,8 @@ def read_file(path: Path, display: str | None = None) -> tuple[Document | None, 
 
 
 def rule_files_in(directory: Path) -> list[Path]:
-    """The rule files of a directory, in name order (``*.yaml`` and ``*.yml``)."""
-    files = [p for p in directory.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file()]
+    """The rule files of a directory, in name order (``*.yaml`` and ``*.yml``). A FIFO, device
+    or socket with such a name is listed too, so that reading it refuses it with its name
+    rather than skipping it in silence."""
+    files = [p for p in directory.iterdir() if p.suffix in (".yaml", ".yml") and not p.is_dir()]
     return sorted(files, key=lambda p: p.name)
