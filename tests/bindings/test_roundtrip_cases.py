@@ -165,6 +165,7 @@ UNDECLARED = """
 bindings:
   - local: bash
     wire: Bash
+    schema: canonical
     input:
       - drop: [description]
 """

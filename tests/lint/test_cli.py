@@ -187,3 +187,32 @@ def test_pre_commit_hook_runs_when_a_discovered_file_changes(tmp_path: Path) -> 
     assert found == {n for n in candidates if pattern.search(n)}
     assert found == set(candidates[:5])
     assert pattern.search("pyproject.toml")
+
+
+@pytest.mark.parametrize(
+    ("op", "line"),
+    [
+        (
+            "rename: {filepath: path}",
+            "rules.yaml:9:9: error[BR404] 'filepath' in 'rename filepath -> path' is not a field "
+            "of Read in claude-code@2.1.330; did you mean 'file_path'?",
+        ),
+        (
+            "rename: {file_path: pth}",
+            "rules.yaml:9:9: error[BR405] 'pth' in 'rename file_path -> pth' is not a field of "
+            "local 'read' in pi@0.73.1; did you mean 'path'?",
+        ),
+    ],
+)
+def test_a_misspelt_field_is_an_error_with_the_nearest_one(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, op: str, line: str
+) -> None:
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(
+        "bridge-rules: 1\npin: claude-code@2.1.330\nlocal_pin: pi@0.73.1\nbindings:\n"
+        f"  - local: read\n    wire: Read\n    schema: canonical\n    input:\n      - {op}\n",
+        encoding="utf-8",
+    )
+    code, out, _ = run(capsys, str(rules))
+    assert code == 1
+    assert line in out.replace(str(tmp_path) + "/", "")
