@@ -49,6 +49,22 @@ class RuleSource:
 
     files: list[SourcedFile] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    entered: dict[str, tuple[str, Span]] = field(default_factory=dict)
+    """Each packaged file a user's file reached through ``extends``, as shown in spans: the
+    profile it named and where (that ``extends`` entry), so that a finding inside the
+    package can be placed where the user can act (:func:`placed`)."""
+
+
+def placed(diag: Diagnostic, entered: dict[str, tuple[str, Span]]) -> Diagnostic:
+    """A finding in a packaged file the user reached through ``extends``, moved onto that
+    ``extends`` line with the profile and its own place in the message; others as they are.
+    A user cannot edit a file inside the installed package, only what they wrote."""
+    via = entered.get(diag.span.file)
+    if via is None:
+        return diag
+    profile, span = via
+    where = f"in profile '{profile}' ({diag.span})"
+    return replace(diag, message=f"{where}: {diag.message}", span=span)
 
 
 def _looks_like_path(ref: str) -> bool:
@@ -106,6 +122,7 @@ class _Loader:
         self.out = RuleSource()
         self._done: set[str] = set()  # real paths
         self._active: dict[str, None] = {}  # the extends chain being read, in order
+        self._via: tuple[str, Span] | None = None  # the user's `extends` of a profile
 
     def add_ref(self, ref: str, base: Path | None, span: Span | None) -> None:
         try:
@@ -147,6 +164,13 @@ class _Loader:
                 return
             if base is None and self._escapes(candidate, span):
                 return
+        if self._users_profile(profile, base, span) and span is not None:
+            self._via = (ref, span)
+            try:
+                self._add_path(candidate, span)
+            finally:
+                self._via = None
+            return
         path = candidate if candidate.exists() else None
         if path is None:
             where = span or Span(ref)
@@ -160,6 +184,12 @@ class _Loader:
                 )
             return
         self._add_path(path, span)
+
+    def _users_profile(self, profile: bool, base: Path | None, span: Span | None) -> bool:
+        """Whether a user's own file (not a packaged one) names a profile in ``extends``."""
+        if not profile or base is None or span is None or self._via is not None:
+            return False
+        return not os.path.realpath(base).startswith(_shipped()[0])
 
     def _refuse(self, message: str, span: Span) -> None:
         self.out.diagnostics.append(
@@ -207,6 +237,8 @@ class _Loader:
             return
         if real in self._done:
             return
+        if self._via is not None:
+            self.out.entered.setdefault(shown, self._via)
         doc, diags = read_file(path, shown)
         if span is not None:
             # Name the file where the `extends` that reached it was written.

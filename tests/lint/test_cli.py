@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import jsonschema
@@ -216,3 +217,33 @@ def test_a_misspelt_field_is_an_error_with_the_nearest_one(
     code, out, _ = run(capsys, str(rules))
     assert code == 1
     assert line in out.replace(str(tmp_path) + "/", "")
+
+
+@pytest.mark.parametrize("fmt", ["text", "github", "sarif"])
+def test_a_finding_inside_a_profile_is_placed_on_the_users_extends_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, fmt: str
+) -> None:
+    rules = tmp_path / "mine.yaml"
+    rules.write_text(
+        "bridge-rules: 1\nextends: default\nnames:\n  - kind: aliases\n    id: companions\n"
+        "    map: {read: Reed}\n",
+        encoding="utf-8",
+    )
+    code, out, _ = run(capsys, "--format", fmt, str(rules))
+    assert code == 1
+    # The profile and its own line are named ...
+    assert re.search(r"in profile 'default' \(rules/default\.yaml:\d+:\d+\): entry 'read'", out)
+    if fmt == "sarif":  # ... but every result is located in the user's file
+        results = json.loads(out)["runs"][0]["results"]
+        uris = [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results]
+        assert uris
+        assert all(uri.endswith("/mine.yaml") for uri in uris), uris
+        (placed,) = [r for r in results if r["ruleId"] == "BR303"]
+        assert placed["locations"][0]["physicalLocation"]["region"]["startLine"] == 2
+    else:
+        line = out.replace(str(tmp_path) + "/", "").splitlines()[0]
+        expected = {
+            "text": "mine.yaml:2:10: warning[BR303] in profile 'default' ",
+            "github": "::warning file=mine.yaml,line=2,col=10,title=BR303::in profile 'default' ",
+        }[fmt]
+        assert line.startswith(expected)
