@@ -65,6 +65,11 @@ class ProxyApp:
             ("HEAD", "/healthz"): healthz,
         }
 
+    @property
+    def rules_hash(self) -> str:
+        """The hash of the rules this app answers with now (``/readyz``, the start line)."""
+        return self.engine.runtime.rules.digest
+
     async def aclose(self) -> None:
         self.heap.close()
         await self.upstream.aclose()
@@ -216,22 +221,34 @@ class ProxyApp:
 def create_app(
     config: ProxyConfig, runtime: Runtime | None = None, *, engine: Engine | None = None
 ) -> ProxyApp:
-    """The app for ``config``: ``engine`` if given, else the rules of ``runtime``, else the
-    rules the config names; with the seal key of ``BRIDGE_RULES_SEAL_KEY``
-    (:class:`~bridge_rules.sealing.SealKeyError` when it is too short) and the gate's
-    environment overrides as they are now, as a server reads its settings at start-up."""
+    """The app for ``config``: ``engine`` if given, else :func:`build_engine`'s."""
     if engine is None:
-        if runtime is None:
-            from bridge_rules.ruleset import load_runtime
+        engine = build_engine(config, runtime)
+    else:
+        _size_cache(engine, config)
+    return ProxyApp(engine, config)
 
-            runtime = load_runtime(list(config.rules) or None)
-        runtime = runtime.with_sealer(Sealer.from_env())
-        engine = Engine(runtime, env=dict(os.environ))
+
+def build_engine(config: ProxyConfig, runtime: Runtime | None = None) -> Engine:
+    """The rules of ``runtime``, else the rules the config names (``RulesError`` when they do
+    not load); with the seal key of ``BRIDGE_RULES_SEAL_KEY``
+    (:class:`~bridge_rules.sealing.SealKeyError` when it is too short) and the gate's
+    environment overrides as they are now, as a server reads its settings at start-up, and
+    again on reload (SIGHUP)."""
+    if runtime is None:
+        from bridge_rules.ruleset import load_runtime
+
+        runtime = load_runtime(list(config.rules) or None)
+    engine = Engine(runtime.with_sealer(Sealer.from_env()), env=dict(os.environ))
+    _size_cache(engine, config)
+    return engine
+
+
+def _size_cache(engine: Engine, config: ProxyConfig) -> None:
     engine.runtime.message_cache.configure(
         enabled=config.outbound_cache_mb > 0,
         max_bytes=max(config.outbound_cache_mb, 1) * 1024 * 1024,
     )
-    return ProxyApp(engine, config)
 
 
 def app_from_env() -> OpsApp:
@@ -243,4 +260,4 @@ def app_from_env() -> OpsApp:
     return app
 
 
-__all__ = ["ProxyApp", "Route", "app_from_env", "create_app", "omit_text"]
+__all__ = ["ProxyApp", "Route", "app_from_env", "build_engine", "create_app", "omit_text"]

@@ -33,6 +33,7 @@ DEFAULT_BODY_TIMEOUT = 60.0
 DEFAULT_MAX_SSE_EVENT = 16 * 1024 * 1024
 DEFAULT_OUTBOUND_CACHE_MB = 64
 DEFAULT_UPSTREAM_KEEPALIVE = 30.0
+DEFAULT_SHUTDOWN_GRACE = 30.0  # seconds SIGTERM/SIGINT lets in-flight requests finish
 
 
 @dataclass(frozen=True)
@@ -141,6 +142,7 @@ class ServeSettings:
     host: str = "127.0.0.1"
     port: int = 8787
     workers: int = 1
+    shutdown_grace: float = DEFAULT_SHUTDOWN_GRACE
 
     @classmethod
     def check(
@@ -180,6 +182,9 @@ class ServeSettings:
         for name in _POSITIVE:
             if options[name] <= 0:
                 bad(name, f"{_flag(name)} must be positive")
+        grace = options.get("shutdown_grace", DEFAULT_SHUTDOWN_GRACE)
+        if grace < 0:
+            bad("shutdown_grace", "--shutdown-grace must be 0 (cut at once) or more")
         if options["log_prompts"] and not options["debug_log"]:
             bad("log_prompts", "--log-prompts only applies with --debug-log FILE")
         key = env.get(SEAL_KEY_ENV, "")
@@ -202,7 +207,7 @@ class ServeSettings:
             return None, problems
         fields = {n: options[n] for n in _PROXY_OPTIONS}
         config = ProxyConfig(upstream=upstream, rules=tuple(options["rules"] or ()), **fields)
-        return cls(config, options["host"], options["port"], options["workers"]), problems
+        return cls(config, options["host"], options["port"], options["workers"], grace), problems
 
 
 _PROXY_OPTIONS = (
