@@ -225,14 +225,15 @@ def test_a_finding_inside_a_profile_is_placed_on_the_users_extends_line(
 ) -> None:
     rules = tmp_path / "mine.yaml"
     rules.write_text(
-        "bridge-rules: 1\nextends: default\nnames:\n  - kind: aliases\n    id: companions\n"
-        "    map: {read: Reed}\n",
+        "bridge-rules: 1\nextends: default\nnames:\n  - kind: aliases\n    id: mine\n"
+        "    map: {firecrawl_map: mcp__fc__map}\n",
         encoding="utf-8",
     )
-    code, out, _ = run(capsys, "--format", fmt, str(rules))
+    code, out, _ = run(capsys, "--format", fmt, "--strict", str(rules))
     assert code == 1
     # The profile and its own line are named ...
-    assert re.search(r"in profile 'default' \(rules/default\.yaml:\d+:\d+\): entry 'read'", out)
+    pattern = r"in profile 'default' \(rules/default\.yaml:\d+:\d+\): entry 'firecrawl_map'"
+    assert re.search(pattern, out)
     if fmt == "sarif":  # ... but every result is located in the user's file
         results = json.loads(out)["runs"][0]["results"]
         uris = [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results]
