@@ -120,8 +120,8 @@ def _console(pages: Pages, page: Path, line: int, body: str) -> None:
 
 
 def _shell(pages: Pages, page: Path, line: int, command: str) -> None:
-    for part in _without_comment(command).split(" && "):
-        part = part.strip()
+    for piece in _without_comment(command).split(" && "):
+        part = piece.strip()
         if not part.startswith("bridge-rules"):
             continue  # pip, npm, python: not this tool's commands
         example = Example(page, line, part)
@@ -255,3 +255,20 @@ def test_every_page_with_commands_is_covered() -> None:
     pages = {e.page.name for e in PAGES_FOUND.run + PAGES_FOUND.synopses}
     assert {"README.md", "cli.md", "lint.md", "pins.md", "proxy.md", "transform.md"} <= pages
     assert "my.bridge-rules.yaml" in PAGES_FOUND.files
+
+
+def test_the_docs_name_every_packaged_pin_and_only_modules_that_exist() -> None:
+    """docs/lint.md and docs/pins.md list the packaged pins; lint.md's table names modules."""
+    lint_doc = (ROOT / "docs" / "lint.md").read_text(encoding="utf-8")
+    pins_doc = (ROOT / "docs" / "pins.md").read_text(encoding="utf-8")
+    for pin in sorted((ROOT / "schemas").glob("*/*.json")):
+        product, version = pin.parent.name, pin.stem
+        assert f"`{product}/{version}.json`" in lint_doc, pin
+        assert f"{product}@{version}" in pins_doc or f"`@{version}`" in pins_doc, pin
+    named = set(re.findall(r"`((?:[a-z_]+/)*[a-z_]+\.py)`", lint_doc))
+    missing = [
+        m
+        for m in sorted(named)
+        if not (ROOT / "src" / "bridge_rules" / m).is_file() and not (ROOT / m).is_file()
+    ]
+    assert not missing, f"docs/lint.md names modules that do not exist: {missing}"
