@@ -272,3 +272,27 @@ def test_the_docs_name_every_packaged_pin_and_only_modules_that_exist() -> None:
         if not (ROOT / "src" / "bridge_rules" / m).is_file() and not (ROOT / m).is_file()
     ]
     assert not missing, f"docs/lint.md names modules that do not exist: {missing}"
+
+
+def test_examples_use_a_current_model_id() -> None:
+    """Every Claude model id the README and docs/ show is one the anthropic SDK lists, and
+    not one it warns is deprecated (the SDK prints that warning on every call)."""
+    import typing
+
+    from anthropic.types import ModelParam
+
+    listed = {a for arg in typing.get_args(ModelParam) for a in typing.get_args(arg)}
+    try:
+        from anthropic._data import DEPRECATED_MODELS
+    except ImportError:  # an SDK without the list: nothing to hold against
+        DEPRECATED_MODELS = {}
+    shown = {
+        model
+        for page in PAGES
+        for model in re.findall(
+            r"\bclaude-(?:sonnet|opus|haiku)-[0-9][0-9-]*[0-9]\b", page.read_text("utf-8")
+        )
+    }
+    assert shown
+    assert shown <= listed, shown - listed
+    assert not shown & set(DEPRECATED_MODELS), shown & set(DEPRECATED_MODELS)
