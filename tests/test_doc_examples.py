@@ -296,3 +296,14 @@ def test_examples_use_a_current_model_id() -> None:
     assert shown
     assert shown <= listed, shown - listed
     assert not shown & set(DEPRECATED_MODELS), shown & set(DEPRECATED_MODELS)
+
+
+def test_the_tutorials_rule_file_is_one_a_bare_lint_finds(tmp_path: Path) -> None:
+    from bridge_rules.lint.discover import discover
+
+    written = re.findall(r"write `([\w.-]+\.ya?ml)`:", (ROOT / "README.md").read_text("utf-8"))
+    assert written
+    for name in written:
+        (tmp_path / name).write_text(PAGES_FOUND.files[name], encoding="utf-8")
+    (tmp_path / ".git").mkdir()
+    assert sorted(p.name for p in discover(tmp_path).paths) == sorted(written)
