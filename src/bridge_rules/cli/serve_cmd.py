@@ -196,7 +196,7 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
         fail(f"cannot open the debug log: {exc}")
     config = settings.config
     app = with_ops(proxy, config.upstream)
-    run(
+    started = run(
         config,
         app,
         settings.host,
@@ -205,4 +205,6 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
         proxy=proxy,
         grace=settings.shutdown_grace,
     )
+    if not started:
+        fail(f"the server did not start on {settings.host}:{settings.port} (see above)")
     return EXIT_OK

@@ -145,9 +145,12 @@ class Supervisor(Multiprocess):
         self.rules_hash = rules_hash
 
 
-def run_one(config: uvicorn.Config, proxy: ProxyApp, started: Callable[[], None]) -> None:
-    """Serve with one worker in this process until SIGTERM or SIGINT."""
-    OneWorker(config, proxy, started).run()
+def run_one(config: uvicorn.Config, proxy: ProxyApp, started: Callable[[], None]) -> bool:
+    """Serve with one worker in this process until SIGTERM or SIGINT; whether it started
+    (uvicorn logs why it did not, e.g. a port taken since ``serve`` checked it)."""
+    server = OneWorker(config, proxy, started)
+    server.run()
+    return server.started
 
 
 def run_many(config: uvicorn.Config, proxy_config: ProxyConfig, rules_hash: str) -> None:

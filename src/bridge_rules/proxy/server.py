@@ -48,21 +48,21 @@ def serve(
     *,
     proxy: ProxyApp,
     grace: float = DEFAULT_SHUTDOWN_GRACE,
-) -> None:
+) -> bool:
     """Serve ``app`` (``proxy``, wrapped by ``proxy.ops``) until SIGTERM or SIGINT, which
     drain in-flight requests for up to ``grace`` seconds; several workers share one
-    listening socket. Signals and the start line: :mod:`bridge_rules.proxy.lifecycle`."""
+    listening socket. False when one worker could not start. Signals and the start line:
+    :mod:`bridge_rules.proxy.lifecycle`."""
     configure_logging()
     options = {**UVICORN_OPTIONS, "timeout_graceful_shutdown": grace}
     if workers <= 1:
         tune_for_serving()
         uv_config = uvicorn.Config(app, host=host, port=port, **options)
-        run_one(
+        return run_one(
             uv_config,
             proxy,
             lambda: announce(host, port, config, proxy.rules_hash, workers=1),
         )
-        return
     os.environ[ENV_VAR] = config.to_env()
     with _shared_metrics():
         uv_config = uvicorn.Config(
@@ -74,6 +74,7 @@ def serve(
             **options,
         )
         run_many(uv_config, config, proxy.rules_hash)
+    return True
 
 
 @contextmanager
