@@ -487,19 +487,20 @@ _add(
         "BR404",
         "field not in the wire schema",
         "An operation reads a field that the pinned wire schema (plus the binding's extras) "
-        "does not have, so the model will never send it.",
+        "does not have, so the model will never send it: almost always a misspelling, so it "
+        "is an error, with the nearest field the schema has.",
         bad=_BIND + "    schema: canonical\n    input:\n      - rename: {filepath: path}\n",
         good=_BIND + "    schema: canonical\n    input:\n      - rename: {file_path: path}\n",
-        severity="warning",
     ),
     CodeDoc(
         "BR405",
         "field not in the local schema",
         "An operation writes a field (or a hybrid binding names an extra) that the local "
-        "tool's pinned schema does not have, so the local tool would not understand it.",
+        "tool's pinned schema does not have, so the local tool would not understand it; an "
+        "error, with the nearest field the schema has. A profile that reproduces a tool's "
+        "legacy arguments on purpose says so under `suppress:`.",
         bad=_BIND + "    schema: canonical\n    input:\n      - rename: {file_path: file}\n",
         good=_BIND + "    schema: canonical\n    input:\n      - rename: {file_path: path}\n",
-        severity="warning",
     ),
     CodeDoc(
         "BR406",

@@ -7,9 +7,12 @@ reads the :class:`~bridge_rules.runtime.Runtime` built from it instead.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from bridge_rules import jsonio
 from bridge_rules.bindings.adapter import Adapter
 from bridge_rules.compose import SourcedFile
 from bridge_rules.diagnostics import Diagnostic
@@ -58,6 +61,19 @@ class CompiledRules:
     """``inbound.unmapped``: what happens to a call that maps to no registered tool."""
     debug_log: DebugLogSetting | None = None
     """``debug_log.env``: the variable that may name a debug log file."""
+
+    @functools.cached_property
+    def digest(self) -> str:
+        """The rules hash: SHA-256 over each file's bytes in load order and the pins they
+        use, so an operator can tell which rules a process runs (``serve``'s start line,
+        ``/readyz``) and whether a reload changed them. Computed once, on first use."""
+        h = hashlib.sha256()
+        for sourced in self.files:
+            h.update(sourced.doc.digest.encode() + b"\0")
+        for pin in (self.pin, self.local_pin):
+            if pin is not None:
+                h.update(pin.spec.encode() + b"\0" + jsonio.dumps(pin.tools) + b"\0")
+        return h.hexdigest()
 
     @property
     def name(self) -> str:

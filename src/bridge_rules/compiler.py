@@ -44,7 +44,7 @@ from bridge_rules.names import Resolver
 from bridge_rules.patterns import Pattern, PatternError, compile_pattern
 from bridge_rules.pins import Pin, PinError, load_pin
 from bridge_rules.repair.rules import RepairSet, compile_repair_section
-from bridge_rules.runtime import Converter, HistoryPlan, Runtime
+from bridge_rules.runtime import Adapters, Converter, HistoryPlan, Runtime
 from bridge_rules.schemas import DEFAULT_TARGET, Profile, profile
 from bridge_rules.source import DocPath, Span
 from bridge_rules.stages import (
@@ -506,12 +506,13 @@ def build_runtime(rules: CompiledRules, plan: Any) -> Runtime:
         adapter = effective.get(local)
         convert = adapter.to_wire if adapter is not None and adapter.history else None
         history[local] = (resolver.outbound(local).wire, _scrubbed(rules.repairs, local, convert))
+    folded = any(s.kind == "bindings" and s.case == "insensitive" for s in rules.stages)
     return Runtime(
         rules=rules,
         resolver=resolver,
         gate=rules.gate,
         plan=plan,
-        adapters=effective,
+        adapters=Adapters(effective, folded),
         repairs=rules.repairs,
         history=history,
     )

@@ -43,6 +43,9 @@ class DriftReport:
     old: Pin
     new: Pin
     changes: list[Change] = field(default_factory=list)
+    checked_rules: bool = False
+    """Whether the changes were checked against rules (``drift --rules``): only then does the
+    text say how many touch them."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -61,8 +64,9 @@ class DriftReport:
         for change in self.changes:
             lines.append(f"  {change.kind:<15} {change.detail}")
             lines.extend(f"      touches {what} [{span}]" for what, span in change.touches)
-        touched = sum(1 for c in self.changes if c.touches)
-        lines.append(f"{touched} of them touch the given rules")
+        if self.checked_rules:
+            touched = sum(1 for c in self.changes if c.touches)
+            lines.append(f"{touched} of them touch the given rules")
         return "\n".join(lines) + "\n"
 
 
@@ -188,4 +192,5 @@ def drift(
         )
         annotated.append(Change(change.kind, change.tool, change.detail, change.field, tuple(hits)))
     report.changes = annotated
+    report.checked_rules = True
     return report

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +29,37 @@ from bridge_rules.repair.rules import NOTE_KEY, RepairSet
 from bridge_rules.schemas.book import SchemaBook
 from bridge_rules.sealing import Sealer
 from bridge_rules.textplan import Plan
+
+
+class Adapters(Mapping[str, Adapter]):
+    """Binding adapters by local name; with a case-insensitive ``bindings`` stage, a local
+    name that differs only in case finds its binding's adapter too (pi in its OAuth mode
+    registers ``read`` as ``Read``, with pi's own schema). Both dicts are built at load."""
+
+    def __init__(self, exact: Mapping[str, Adapter], insensitive: bool = False) -> None:
+        self._exact = dict(exact)
+        self._folded = {k.casefold(): v for k, v in exact.items()} if insensitive else {}
+
+    def __getitem__(self, local: str) -> Adapter:
+        found = self._exact.get(local)
+        if found is None:
+            found = self._folded.get(local.casefold()) if self._folded else None
+        if found is None:
+            raise KeyError(local)
+        return found
+
+    def get(self, local: str, default: Any = None) -> Any:  # the hot path: one dict lookup
+        found = self._exact.get(local)
+        if found is None and self._folded:
+            found = self._folded.get(local.casefold())
+        return default if found is None else found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._exact)
+
+    def __len__(self) -> int:
+        return len(self._exact)
+
 
 Converter = Callable[[Any], Any]
 HistoryPlan = tuple[str, Converter | None]
@@ -114,7 +145,9 @@ class Runtime:
         """Precomputed for every known name; any other name only changes its name."""
         plan = self.history.get(local)
         if plan is None:
-            plan = (self.resolver.outbound(local).wire, None)
+            adapter = self.adapters.get(local)  # a binding's local name in another case
+            convert = adapter.to_wire if adapter is not None and adapter.history else None
+            plan = (self.resolver.outbound(local).wire, convert)
         return plan
 
     def gate_decision(

@@ -181,6 +181,7 @@ UNDECLARED = """
 bindings:
   - local: bash
     wire: Bash
+    schema: canonical
     input:
       - drop: [description]
 """

@@ -332,8 +332,7 @@ def diff(
     if fmt == "json":
         sys.stdout.write(json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n")
     else:
-        lines = report.render_text().splitlines()[:-1]  # the last line counts touched rules
-        sys.stdout.write("\n".join(lines) + "\n")
+        sys.stdout.write(report.render_text())
     return EXIT_OK
 
 

@@ -157,6 +157,14 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
             metavar="DIR",
         ),
     ] = None,
+    shutdown_grace: Annotated[
+        float,
+        typer.Option(
+            help="Seconds SIGTERM or SIGINT lets in-flight requests finish before they are cut; "
+            "serve then exits 0.",
+            metavar="SECONDS",
+        ),
+    ] = 30.0,
     debug_log: Annotated[
         Optional[str],  # noqa: UP045 - typer needs Optional on 3.10
         typer.Option(help="Append a JSON line per request (credentials redacted) to this file."),
@@ -181,7 +189,9 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
 
     Every option also reads BRIDGE_RULES_<OPTION> from the environment (BRIDGE_RULES_UPSTREAM,
     BRIDGE_RULES_PORT, ...). Besides the proxied paths it answers GET /healthz (alive),
-    /readyz (rules loaded, upstream reachable) and /metrics (Prometheus).
+    /readyz (rules loaded, with their hash; upstream reachable) and /metrics (Prometheus).
+    SIGTERM and SIGINT drain in-flight requests (--shutdown-grace) and exit 0; SIGHUP
+    reloads the rules, keeping the old ones if the new ones do not load.
 
     Exit status: 2 for a bad option, rules that do not load or a port that cannot be
     bound.
@@ -220,7 +230,18 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
     except RulesError as exc:  # the bindings directory
         rules_error(exc)
     config = settings.config
-    run(config, with_ops(proxy, config.upstream), settings.host, settings.port, settings.workers)
+    app = with_ops(proxy, config.upstream)
+    started = run(
+        config,
+        app,
+        settings.host,
+        settings.port,
+        settings.workers,
+        proxy=proxy,
+        grace=settings.shutdown_grace,
+    )
+    if not started:
+        fail(f"the server did not start on {settings.host}:{settings.port} (see above)")
     return EXIT_OK
 
 

@@ -76,10 +76,7 @@ class ProxyApp:
         folder = self.config.bindings_dir
         if folder:
             engine = engine.with_bindings(Path(folder))
-        engine.runtime.message_cache.configure(
-            enabled=self.cache_on,
-            max_bytes=max(self.config.outbound_cache_mb, 1) * 1024 * 1024,
-        )
+        _size_cache(engine, self.config)
         return engine
 
     def use_rules(self, engine: Engine) -> None:
@@ -92,6 +89,11 @@ class ProxyApp:
     def reload_bindings(self) -> None:
         """Read the bindings directory again over the same rules (:meth:`use_rules`)."""
         self.use_rules(self.rules)
+
+    @property
+    def rules_hash(self) -> str:
+        """The hash of the rules this app answers with now (``/readyz``, the start line)."""
+        return self.engine.runtime.rules.digest
 
     async def aclose(self) -> None:
         self.heap.close()
@@ -265,20 +267,34 @@ async def _asterisk(ex: Exchange, method: str) -> None:
 def create_app(
     config: ProxyConfig, runtime: Runtime | None = None, *, engine: Engine | None = None
 ) -> ProxyApp:
-    """The app for ``config``: ``engine`` if given, else the rules of ``runtime``, else the
-    rules the config names, with the bindings of ``config.bindings_dir`` over them
-    (:class:`~bridge_rules.RulesError` when one is refused); with the seal key of
-    ``BRIDGE_RULES_SEAL_KEY`` (:class:`~bridge_rules.sealing.SealKeyError` when it is too
-    short) and the gate's environment overrides as they are now, as a server reads its
-    settings at start-up."""
+    """The app for ``config``: ``engine`` if given, else :func:`build_engine`'s; with the
+    bindings of ``config.bindings_dir`` over them (:class:`~bridge_rules.RulesError` when
+    one is refused)."""
     if engine is None:
-        if runtime is None:
-            from bridge_rules.ruleset import load_runtime
-
-            runtime = load_runtime(list(config.rules) or None)
-        runtime = runtime.with_sealer(Sealer.from_env())
-        engine = Engine(runtime, env=dict(os.environ))
+        engine = build_engine(config, runtime)
     return ProxyApp(engine, config)
+
+
+def build_engine(config: ProxyConfig, runtime: Runtime | None = None) -> Engine:
+    """The rules of ``runtime``, else the rules the config names (``RulesError`` when they do
+    not load); with the seal key of ``BRIDGE_RULES_SEAL_KEY``
+    (:class:`~bridge_rules.sealing.SealKeyError` when it is too short) and the gate's
+    environment overrides as they are now, as a server reads its settings at start-up, and
+    again on reload (SIGHUP)."""
+    if runtime is None:
+        from bridge_rules.ruleset import load_runtime
+
+        runtime = load_runtime(list(config.rules) or None)
+    engine = Engine(runtime.with_sealer(Sealer.from_env()), env=dict(os.environ))
+    _size_cache(engine, config)
+    return engine
+
+
+def _size_cache(engine: Engine, config: ProxyConfig) -> None:
+    engine.runtime.message_cache.configure(
+        enabled=config.outbound_cache_mb > 0,
+        max_bytes=max(config.outbound_cache_mb, 1) * 1024 * 1024,
+    )
 
 
 def app_from_env() -> OpsApp:
@@ -290,4 +306,4 @@ def app_from_env() -> OpsApp:
     return app
 
 
-__all__ = ["ProxyApp", "Route", "app_from_env", "create_app", "omit_text"]
+__all__ = ["ProxyApp", "Route", "app_from_env", "build_engine", "create_app", "omit_text"]

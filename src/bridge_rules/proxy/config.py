@@ -36,6 +36,7 @@ DEFAULT_OUTBOUND_CACHE_MB = 64
 DEFAULT_UPSTREAM_KEEPALIVE = 30.0
 DEFAULT_HEADER_TIMEOUT = 10.0
 DEFAULT_MAX_RESPONSE = 32 * 1024 * 1024
+DEFAULT_SHUTDOWN_GRACE = 30.0  # seconds SIGTERM/SIGINT lets in-flight requests finish
 
 
 @dataclass(frozen=True)
@@ -182,6 +183,7 @@ class ServeSettings:
     host: str = "127.0.0.1"
     port: int = 8787
     workers: int = 1
+    shutdown_grace: float = DEFAULT_SHUTDOWN_GRACE
 
     @classmethod
     def check(
@@ -230,6 +232,9 @@ class ServeSettings:
         folder = options.get("bindings_dir")
         if folder and not os.path.isdir(folder):
             bad("bindings_dir", f"--bindings-dir must be a directory, got '{folder}'")
+        grace = options.get("shutdown_grace", DEFAULT_SHUTDOWN_GRACE)
+        if grace < 0:
+            bad("shutdown_grace", "--shutdown-grace must be 0 (cut at once) or more")
         if options["log_prompts"] and not options["debug_log"]:
             bad("log_prompts", "--log-prompts only applies with --debug-log FILE")
         if options["debug_log"]:
@@ -256,7 +261,7 @@ class ServeSettings:
             return None, problems
         fields = {n: options[n] for n in _PROXY_OPTIONS if n in options}
         config = ProxyConfig(upstream=upstream, rules=tuple(options["rules"] or ()), **fields)
-        return cls(config, options["host"], options["port"], options["workers"]), problems
+        return cls(config, options["host"], options["port"], options["workers"], grace), problems
 
 
 _PROXY_OPTIONS = (
