@@ -205,6 +205,14 @@ _add(
         good=_HEAD + "names:\n  - kind: aliases\n    map: {}\n",
     ),
     CodeDoc(
+        "BR108",
+        "unknown policy switch",
+        "`policy.switches` names a switch neither the packaged `capabilities` profile "
+        "(read_only, no_exec, no_web) nor a `policy.switch_table` of the rules defines.",
+        bad=_HEAD + "policy:\n  switches: [readonly]\n",
+        good=_HEAD + "policy:\n  switches: [read_only]\n",
+    ),
+    CodeDoc(
         "BR201",
         "invalid regex",
         "A gate `model`, a passthrough `pattern` or a `text` rule with `regex: true` is not "
@@ -454,6 +462,17 @@ _add(
 _BIND = _PIN + "local_pin: pi@0.73.1\nbindings:\n  - local: read\n    wire: Read\n"
 
 _add(
+    CodeDoc(
+        "BR317",
+        "pattern matches no pinned tool",
+        "A `policy` pattern (`deny`, `allow`) or a `filters.drop` name matches no tool of the "
+        "pins the rules name (their local and wire names), of `local_tools` or of a binding, "
+        "so it removes or allows nothing. `filters.drop` takes exact names: a glob there "
+        "matches nothing; use `policy.deny`.",
+        bad=_HEAD + "local_pin: pi@0.73.1\nfilters:\n  drop: [mcp__terminal__*]\n",
+        good=_HEAD + "local_pin: pi@0.73.1\npolicy:\n  deny: [write]\n",
+        severity="warning",
+    ),
     CodeDoc(
         "BR401",
         "invalid field path",

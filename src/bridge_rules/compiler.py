@@ -43,6 +43,7 @@ from bridge_rules.model import PrefixStrip as PrefixStripModel
 from bridge_rules.names import Resolver
 from bridge_rules.patterns import Pattern, PatternError, compile_pattern
 from bridge_rules.pins import Pin, PinError, load_pin
+from bridge_rules.policy import NO_POLICY, CompiledPolicy, compile_policy, packaged_switches
 from bridge_rules.repair.rules import RepairSet, compile_repair_section
 from bridge_rules.runtime import Adapters, Converter, HistoryPlan, Runtime
 from bridge_rules.schemas import DEFAULT_TARGET, Profile, profile
@@ -454,6 +455,11 @@ class _Compiler:
             text.value if text else None, filters.value if filters else None, self.text_span
         )
         self.diags.extend(problems)
+        policy, problems = compile_policy(
+            [(f.rules.policy, f.doc.source_map) for f in self.files if f.rules.policy is not None],
+            packaged_switches(),
+        )
+        self.diags.extend(problems)
         schema_profile, schema_span = self.schemas()
         gateway = self.gateway(inbound, stages)  # before `diagnostics` is taken: it reports
         repairs = compile_repair_section(
@@ -483,10 +489,10 @@ class _Compiler:
             schemas_span=schema_span,
             debug_log=debug_log.value if debug_log else None,
         )
-        return build_runtime(rules, plan)
+        return build_runtime(rules, plan, policy)
 
 
-def build_runtime(rules: CompiledRules, plan: Any) -> Runtime:
+def build_runtime(rules: CompiledRules, plan: Any, policy: CompiledPolicy = NO_POLICY) -> Runtime:
     """Precompute what requests need: effective adapters and every known name's history plan."""
     resolver = Resolver(
         stages=rules.stages,
@@ -512,6 +518,7 @@ def build_runtime(rules: CompiledRules, plan: Any) -> Runtime:
         resolver=resolver,
         gate=rules.gate,
         plan=plan,
+        policy=policy,
         adapters=Adapters(effective, folded),
         repairs=rules.repairs,
         history=history,

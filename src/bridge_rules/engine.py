@@ -272,10 +272,15 @@ class Engine:
         env: Mapping[str, str] | None = None,
         *,
         cache: bool = True,
+        policy: Iterable[str] = (),
     ) -> Turn:
         """One request: ``body`` rewritten for the wire (``.body``, ``.outcome``), and the
         methods that rewrite its answer with what the request decided (``.message``,
         ``.stream``, ``.stream_async``; ``.report`` collects the names mapped back).
+
+        ``policy``: capability switches this request turns on besides the rules' own (the
+        proxy's ``x-bridge-rules-policy`` header). They only narrow what passes; an unknown
+        one raises :class:`~bridge_rules.policy.PolicyError` (a ``ValueError``).
 
         This is what the proxy runs per request. Raises ``ValueError`` (a
         ``json.JSONDecodeError``) when ``body`` is not JSON; integers of any size are kept.
@@ -286,7 +291,11 @@ class Engine:
             raise TypeError(f"body must be bytes, not {type(body).__name__}")
         if model is not None:
             _name(model, "model")
-        return start_turn(self.runtime, body, model, self._env(env), cache=cache)
+        runtime = self.runtime
+        switches = (policy,) if isinstance(policy, str) else tuple(policy)
+        if switches:
+            runtime = runtime.narrowed(switches)
+        return start_turn(runtime, body, model, self._env(env), cache=cache)
 
     def inbound(
         self,

@@ -168,8 +168,11 @@ def explain_tool(
         traced,
         rt.descriptions.get(name),
     )
+    sections: dict[str, Any] = {"arguments": section}
+    if rt.policy.active:
+        sections["policy"] = rt.policy.explain(name, out.wire)
     return Explanation(
-        sections={"arguments": section},
+        sections=sections,
         tool=name,
         rules=rt.rules.name,
         files=[f.doc.path for f in rt.rules.files],

@@ -316,6 +316,40 @@ class Filters(Strict):
     )
 
 
+# ------------------------------------------------------------------ policy
+class Policy(Strict):
+    """Which tools an agent may be given and may call (docs/policy.md)."""
+
+    allow: list[str] | None = Field(
+        None,
+        description="Glob patterns of the only tools that may pass, matched against local and "
+        "wire names; when given, it is exhaustive.",
+    )
+    deny: list[str] = Field(
+        default_factory=list,
+        description="Glob patterns of tools that never pass (local or wire name); deny wins.",
+    )
+    trusted_servers: list[str] | None = Field(
+        None,
+        description="MCP servers whose `mcp__<server>__*` tools may pass; when given, the tools "
+        "of every other MCP server are denied.",
+    )
+    switches: list[str] = Field(
+        default_factory=list,
+        description="Named capability switches turned on, e.g. `[read_only, no_exec]` "
+        "(defined in `switch_table`; the packaged `capabilities` profile has Orion's).",
+    )
+    switch_table: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Switch name -> the tool name patterns it denies.",
+    )
+    on_denied: Literal["text", "error", "drop"] = Field(
+        "text",
+        description="A call to a denied tool in a response: replaced by a text block that "
+        "says so (`text`), the whole response refused (`error`) or removed (`drop`).",
+    )
+
+
 # --------------------------------------------------------------- debug log
 class DebugLogSetting(Strict):
     """Where the environment names a debug log, as a peer's own variable does."""
@@ -366,6 +400,7 @@ class RuleFile(Strict):
     )
     text: TextRules | None = None
     filters: Filters | None = None
+    policy: Policy | None = None
     debug_log: DebugLogSetting | None = None
     suppress: list[Suppression] = Field(default_factory=list)
 

@@ -25,6 +25,7 @@ from bridge_rules.compiled import CompiledRules
 from bridge_rules.gate import CompiledGate, GateDecision, decide
 from bridge_rules.msgcache import MessageCache
 from bridge_rules.names import Resolver
+from bridge_rules.policy import NO_POLICY, CompiledPolicy
 from bridge_rules.repair.rules import NOTE_KEY, RepairSet
 from bridge_rules.schemas.book import SchemaBook
 from bridge_rules.sealing import Sealer
@@ -79,6 +80,9 @@ class Runtime:
     resolver: Resolver
     gate: CompiledGate
     plan: Plan
+    policy: CompiledPolicy = NO_POLICY
+    """``policy:``: which tools pass, this rule set's and a request's switches
+    (:meth:`narrowed`)."""
     adapters: Mapping[str, Adapter]
     """Binding adapters by local name, only where the binding is what names the tool on the
     wire (an earlier stage may win, and then the arguments must not be reshaped)."""
@@ -92,6 +96,8 @@ class Runtime:
     """Rewritten conversation messages by their bytes (see :mod:`bridge_rules.msgcache`).
     Every Runtime gets its own, ``dataclasses.replace`` included, so other rules never see
     these rewrites. Settings from ``BRIDGE_RULES_OUTBOUND_CACHE`` at load; ``.configure()``."""
+
+    _narrowed: dict[tuple[str, ...], Runtime] = field(default_factory=dict, init=False)
 
     @functools.cached_property
     def schema_book(self) -> SchemaBook:
@@ -123,6 +129,21 @@ class Runtime:
             for local, a in self.adapters.items()
             if a.output is not None and self.descriptions[local].promises_output
         }
+
+    def narrowed(self, switches: tuple[str, ...]) -> Runtime:
+        """These rules with a request's policy switches on as well (``x-bridge-rules-policy``).
+
+        Only ever narrower; raises :class:`~bridge_rules.policy.PolicyError` for a switch
+        the rules do not define. One runtime per set of switches, made once: its caches
+        are its own, since what its tools decide differs."""
+        policy = self.policy.narrowed(switches)
+        if policy is self.policy:
+            return self
+        key = policy.switches
+        found = self._narrowed.get(key)
+        if found is None:
+            found = self._narrowed.setdefault(key, dataclasses.replace(self, policy=policy))
+        return found
 
     def with_sealer(self, sealer: Sealer | None) -> Runtime:
         """This rule set with another key (a new message cache: cached rewrites open ids)."""

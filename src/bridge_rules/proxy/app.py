@@ -21,6 +21,7 @@ from typing import Any
 from bridge_rules import jsonio
 from bridge_rules.engine import Engine
 from bridge_rules.gcpause import paused, tune_for_serving
+from bridge_rules.policy import PolicyError
 from bridge_rules.proxy.body import (
     ClientGone,
     check_headers,
@@ -36,6 +37,7 @@ from bridge_rules.proxy.heap import HeapTrimmer
 from bridge_rules.proxy.obs import AccessRecord, DebugLog, configure_logging, omit_text
 from bridge_rules.proxy.ops import OpsApp, with_ops
 from bridge_rules.proxy.reply import JSON, Message, Receive, Reply, Send
+from bridge_rules.proxy.routes import POLICY_HEADER, requested_switches
 from bridge_rules.proxy.upstream import Upstream
 from bridge_rules.runtime import Runtime
 from bridge_rules.sealing import Sealer
@@ -178,9 +180,11 @@ class ProxyApp:
                 parse_payload(body)  # the precise 400: empty, not JSON, or not an object
             record = ex.reply.record
             try:
-                turn = self.engine.turn(body)
+                turn = self.engine.turn(body, policy=requested_switches(ex.scope["headers"]))
             except jsonio.JSONDecodeError as exc:
                 raise unreadable(exc) from None
+            except PolicyError as exc:
+                raise ProxyError(400, f"{POLICY_HEADER}: {exc}") from None
             except RecursionError:
                 raise ProxyError(
                     400, "request body is nested too deeply for bridge-rules to rewrite"

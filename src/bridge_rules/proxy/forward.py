@@ -260,4 +260,5 @@ async def _message(
     headers = filter_headers(response.raw_headers, REWRITE_DROP)
     if unmapped:  # inbound.unmapped: warn|error named calls no rule maps back
         headers.append((UNMAPPED_HEADER.encode(), unmapped.encode("latin-1")))
-    await ex.reply.full(response.status, headers, data)
+    refused = turn is not None and turn.report.refusal is not None  # policy.on_denied: error
+    await ex.reply.full(403 if refused else response.status, headers, data)

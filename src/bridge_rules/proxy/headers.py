@@ -71,7 +71,7 @@ def filter_headers(headers: Iterable[tuple[bytes, bytes]], drop: frozenset[bytes
     return [(n, v) for n, v in lowered if n not in HOP_BY_HOP and n not in drop]
 
 
-REQUEST_DROP = frozenset({b"host", b"content-length", b"expect"})
+REQUEST_DROP = frozenset({b"host", b"content-length", b"expect", b"x-bridge-rules-policy"})
 
 
 def request_headers(client: Iterable[tuple[bytes, bytes]], identity: bool) -> Raw:

@@ -136,6 +136,7 @@ class AccessRecord:
     inbound_renames: dict[str, str] | None = None  # set when the response was rewritten
     inbound_renamed_calls: int = 0
     inbound_unmapped_calls: int = 0
+    inbound_denied_calls: int = 0
     upstream_status: int | None = None
     upstream_ms: float | None = None  # request sent upstream -> its response headers in
     bytes_in: int = 0
@@ -172,6 +173,8 @@ class AccessRecord:
             out["upstream_ms"] = self.upstream_ms
         if self.error is not None:
             out["error"] = self.error
+        if self.inbound_denied_calls:
+            out["denied_calls"] = self.inbound_denied_calls
         return out
 
     def noted(self, report: InboundReport) -> None:
@@ -179,6 +182,7 @@ class AccessRecord:
         self.inbound_renames = dict(report.renamed)
         self.inbound_renamed_calls = report.renamed_calls
         self.inbound_unmapped_calls = len(report.unmapped)
+        self.inbound_denied_calls = len(report.denied)
 
     def emit(self) -> None:
         if access_logger.isEnabledFor(logging.INFO):

@@ -108,6 +108,11 @@ class Metrics:
             "inbound.unmapped: warn or error).",
             registry=self.registry,
         )
+        self.denied = Counter(
+            "bridge_rules_denied_inbound",
+            "Tool calls in responses to tools the policy denies (policy.on_denied).",
+            registry=self.registry,
+        )
         # Labelled children by label values, made on first use (``labels()`` per request
         # costs more than the update itself). The label sets are small and bounded.
         self._requests: dict[tuple[str, int], Counter] = {}
@@ -147,6 +152,8 @@ class Metrics:
             self.inbound_renames.inc(record.inbound_renamed_calls)
         if record.inbound_unmapped_calls:
             self.unmapped.inc(record.inbound_unmapped_calls)
+        if record.inbound_denied_calls:
+            self.denied.inc(record.inbound_denied_calls)
 
     def exposition(self) -> bytes:
         """The text ``/metrics`` answers: this process's metrics, or, when ``serve`` runs

@@ -93,6 +93,6 @@ def rewrite_message(
         out["content"] = new_content
     if rt.plan.recover_tool_calls:
         recover_tool_calls(rt, out, reg, sealer, shapes)
-    if rt.rules.unmapped != "pass":
+    if rt.rules.unmapped != "pass" or rt.policy.active:
         UnmappedPolicy(rt, reg, report).message(out)
     return out

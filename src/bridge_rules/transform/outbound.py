@@ -79,6 +79,8 @@ class Rewriter:
         self.renames: dict[str, str] = {}
         self.typed: set[str] = set()
         self.dropped: list[str] = []
+        self.denied: dict[str, str] = {}
+        """Tools the policy took out, with the rule that did (``policy:``)."""
         self.registered: list[str] = []
         self.search = False
         """Whether ``tool_reference`` names are renamed (the tools allow tool search)."""
@@ -114,6 +116,7 @@ class Rewriter:
         out: list[Any] = []
         changed = False
         filters = plan.filters_tools
+        policy = self.rt.policy if self.rt.policy.active else None
         for tool in tools:
             name = tool.get("name") if isinstance(tool, dict) else None
             if not isinstance(name, str):
@@ -123,6 +126,14 @@ class Rewriter:
                 self.dropped.append(name)
                 changed = True
                 continue
+            if policy is not None:
+                wire_name = name if _is_typed(tool) else self.rt.outbound_name(name)
+                decision = policy.decide(name, wire_name)
+                if not decision.allowed:
+                    self.dropped.append(name)
+                    self.denied[name] = str(decision.rule)
+                    changed = True
+                    continue
             self.registered.append(name)
             if _is_typed(tool):
                 self.typed.add(name)
@@ -269,6 +280,7 @@ class Rewriter:
         self.registered = list(done.registered)
         self.typed = set(done.typed)
         self.dropped = list(done.dropped)
+        self.denied = dict(done.denied)
         self.renames = dict(done.renames)
         self.search = done.search
         self.shapes = dict(done.shapes)
@@ -349,6 +361,8 @@ class ToolsOutcome:
     own, handed to its answer (``Outcome.shapes``) and to its history replay."""
     shape_keys: tuple[tuple[str, bytes | None], ...] = ()
     """The same, named by each tool's schema bytes: part of the message cache's key."""
+    denied: tuple[tuple[str, str], ...] = ()
+    """Tools the policy took out, with the rule that did."""
 
 
 def tools_outcome(rt: Runtime, tools: list[Any]) -> ToolsOutcome:
@@ -365,6 +379,7 @@ def tools_outcome(rt: Runtime, tools: list[Any]) -> ToolsOutcome:
         wire_verdict(rt, sent, rw.registered),
         dict(rw.shapes),
         tuple(rw.shape_keys),
+        tuple(rw.denied.items()),
     )
 
 
@@ -417,6 +432,7 @@ def rewrite_with(
         if done.tools is not None:
             out["tools"] = done.tools
         verdict = done.verdict
+    refused = _forced_denied(rw, payload.get("tool_choice"))
     if "tool_choice" in payload:
         keep, choice = rw.tool_choice(payload["tool_choice"])
         if not keep:
@@ -441,4 +457,19 @@ def rewrite_with(
         gate_reason=decision.reason,
         shapes=rw.shapes,
     )
-    return apply_verdict(result, verdict)
+    result = apply_verdict(result, verdict)
+    if refused is not None and result.rejected is None:
+        result.rejected = refused
+    return result
+
+
+def _forced_denied(rw: Rewriter, choice: Any) -> str | None:
+    """Why a ``tool_choice`` that forces a tool the policy denied cannot be sent: the model
+    would have to call it (a 400 naming the tool and the rule)."""
+    if not rw.denied or not isinstance(choice, dict) or choice.get("type") != "tool":
+        return None
+    name = choice.get("name")
+    rule = rw.denied.get(name) if isinstance(name, str) else None
+    if rule is None:
+        return None
+    return f"tool_choice forces tool '{name}', which the policy denies: {rule}"

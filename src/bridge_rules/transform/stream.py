@@ -41,7 +41,12 @@ from bridge_rules.transform.recover import (
 )
 from bridge_rules.transform.results import CallSealer
 from bridge_rules.transform.sse import CallPass
-from bridge_rules.transform.unmapped import InboundReport, Unmapped, UnmappedPolicy
+from bridge_rules.transform.unmapped import (
+    InboundReport,
+    Unmapped,
+    UnmappedPolicy,
+    refusal_body,
+)
 
 _BLOCK_EVENTS = frozenset({"content_block_start", "content_block_delta", "content_block_stop"})
 
@@ -76,7 +81,9 @@ class SecondPass:
         self.policy = UnmappedPolicy(rt, registered, report)
         self._errors: dict[int, Unmapped] = {}  # upstream index -> a call turned into text
         self._calls = 0  # tool_use blocks passed on
-        self._refused = 0  # tool_use blocks turned into text (``inbound.unmapped: error``)
+        self._refused = 0  # tool_use blocks turned into text or dropped (unmapped, denied)
+        self._dropped: set[int] = set()  # upstream indexes of calls dropped (``on_denied: drop``)
+        self._refusing = False  # ``on_denied: error`` refused the answer: nothing more goes out
         self.message_id = ""
         self.recovered = 0
         self._next = 0  # next output block index
@@ -105,6 +112,8 @@ class SecondPass:
 
     # ------------------------------------------------------------ events
     def _event(self, event: Event, out: list[Piece]) -> None:
+        if self._refusing:
+            return
         raw = event.raw
         if b"message_start" not in raw and b"message_delta" not in raw and b'"index"' not in raw:
             out.append(event)
@@ -138,6 +147,10 @@ class SecondPass:
             return
         if kind == "content_block_start":
             self._start(event, data, index, out)
+            return
+        if index in self._dropped and kind in _BLOCK_EVENTS:
+            if kind == "content_block_stop":
+                self._dropped.discard(index)
             return
         found = self._errors.get(index)
         if found is not None and kind in _BLOCK_EVENTS:
@@ -184,13 +197,25 @@ class SecondPass:
             if isinstance(initial, str) and initial:
                 self._emit(text, index, scanner.feed(initial), None, out)
             return
+        found: Unmapped | None = None
+        action: str | None = None
+        if isinstance(block, dict) and block.get("type") == "tool_use":
+            name = block.get("name")
+            found = self.policy.check(name) if isinstance(name, str) else None
+            action = None if found is None else self.policy.action(found)
+            if action == "error" and self.policy.refusal is not None:
+                self._refusing = True
+                out.append(self._made("error", refusal_body(self.policy.refusal)))
+                return
+            if action == "drop":
+                self._dropped.add(index)
+                self._refused += 1
+                return
         at = self._next
         self._next += 1
         self._index[index] = at
         if isinstance(block, dict) and block.get("type") == "tool_use":
-            name = block.get("name")
-            found = self.policy.check(name) if isinstance(name, str) else None
-            if found is not None and self.policy.mode == "error":
+            if found is not None and action == "text":
                 self._errors[index] = found
                 self._refused += 1
                 empty = {"type": "text", "text": ""}
@@ -361,7 +386,7 @@ def open_rewriter(
     ``<tool_call>`` recovery or an ``inbound.unmapped`` policy, :class:`SecondPass`."""
     reg = freeze(registered)
     passes: list[Pass] = [CallPass(rt, reg, sealer, report, shapes)]
-    if rt.plan.recover_tool_calls or rt.rules.unmapped != "pass":
+    if rt.plan.recover_tool_calls or rt.rules.unmapped != "pass" or rt.policy.active:
         passes.append(SecondPass(rt, reg, sealer, report, shapes))
     return EventStream(passes)
 

@@ -36,10 +36,13 @@ _MAX_NAMES = 1000
 
 @dataclass(frozen=True)
 class Unmapped:
-    """A call's name that maps to no registered tool, and the closest registered ones."""
+    """A call's name that maps to no registered tool, and the closest registered ones; or,
+    with ``rule``, a call to a tool the policy denies (``policy.on_denied``)."""
 
     name: str
     candidates: tuple[str, ...]
+    rule: str | None = None
+    """The policy rule that denies the tool (None: the call is only unmapped)."""
 
 
 @dataclass
@@ -51,6 +54,10 @@ class InboundReport:
     """Names mapped back (wire -> local), first seen first."""
     renamed_calls: int = 0
     """Tool calls whose name was mapped back."""
+    denied: list[Unmapped] = field(default_factory=list)
+    """Calls to tools the policy denies, whatever ``on_denied`` did with them."""
+    refusal: str | None = None
+    """Set when ``on_denied: error`` refused the answer: what the agent is told."""
 
     def rename(self, wire: str, local: str) -> None:
         self.renamed.setdefault(wire, local)
@@ -80,6 +87,8 @@ class UnmappedCounter:
 
 
 UNMAPPED = UnmappedCounter()
+DENIED = UnmappedCounter()
+"""Calls to tools the policy denies, in answers (``policy.on_denied``)."""
 
 
 class UnmappedPolicy:
@@ -92,13 +101,47 @@ class UnmappedPolicy:
         self.mode = rt.rules.unmapped
         self.known = frozenset(rt.known_locals if registered is None else registered)
         self.report = report
+        self.policy = rt.policy if rt.policy.active else None
+        self.refusal: str | None = None
+        """Set once ``on_denied: error`` refuses the answer: what the agent is told."""
 
     @property
     def active(self) -> bool:
-        return self.mode != "pass"
+        return self.mode != "pass" or self.policy is not None
+
+    def action(self, found: Unmapped) -> str | None:
+        """What becomes of the call: ``text``, ``drop``, ``error``, or None (passed on)."""
+        if found.rule is not None and self.policy is not None:
+            return self.policy.on_denied
+        return "text" if self.mode == "error" else None
+
+    def denied(self, name: str) -> Unmapped | None:
+        if self.policy is None:
+            return None
+        decision = self.policy.decide(name, self.rt.outbound_name(name))
+        if decision.allowed:
+            return None
+        found = Unmapped(name, (), str(decision.rule))
+        DENIED.add(name)
+        if self.report is not None:
+            self.report.denied.append(found)
+        log.warning(
+            "tool call %s is to a tool the policy denies (%s); on_denied: %s",
+            repr(name),  # a name comes from the model: repr keeps a newline from forging lines
+            found.rule,
+            self.policy.on_denied,
+        )
+        if self.policy.on_denied == "error" and self.refusal is None:
+            self.refusal = self.text(found)
+            if self.report is not None:
+                self.report.refusal = self.refusal
+        return found
 
     def check(self, name: str) -> Unmapped | None:
         """The finding for a call the agent would get under ``name``, or None when it is fine."""
+        found_denied = self.denied(name)
+        if found_denied is not None:
+            return found_denied
         if self.mode == "pass" or name in self.known:
             return None
         found = Unmapped(name, _closest(self.rt, name, self.known))
@@ -114,6 +157,11 @@ class UnmappedPolicy:
         return found
 
     def text(self, found: Unmapped) -> str:
+        if found.rule is not None:
+            return (
+                f"[bridge-rules] The model called the tool '{found.name}', which the policy "
+                f"denies ({found.rule}), so the call was not passed on."
+            )
         closest = ", ".join(f"'{c}'" for c in found.candidates) or "none"
         return (
             f"[bridge-rules] The model called a tool named '{found.name}', which the rules map "
@@ -134,16 +182,28 @@ class UnmappedPolicy:
             found = None
             if isinstance(name, str) and block.get("type") == "tool_use":
                 found = self.check(name)
-            if found is not None and self.mode == "error":
-                out.append({"type": "text", "text": self.text(found)})
-                changed = True
-            else:
+            action = None if found is None else self.action(found)
+            if action is None:
                 out.append(block)
+                continue
+            changed = True
+            if action == "text":
+                out.append({"type": "text", "text": self.text(found)})  # type: ignore[arg-type]
+        if self.refusal is not None:
+            message.clear()
+            message.update(refusal_body(self.refusal))
+            return
         if not changed:
             return
         message["content"] = out
         if message.get("stop_reason") == "tool_use" and not _has_calls(out):
             message["stop_reason"] = "end_turn"
+
+
+def refusal_body(text: str) -> dict[str, Any]:
+    """The Anthropic error an answer refused by ``on_denied: error`` becomes (a 403 from the
+    proxy; an ``error`` event in a stream)."""
+    return {"type": "error", "error": {"type": "permission_error", "message": text}}
 
 
 def _has_calls(blocks: Iterable[Any]) -> bool:

@@ -1,0 +1,103 @@
+"""The policy through ``serve``: a denied tool never reaches the upstream, a forced one is a
+400, a call to one is counted on ``/metrics``, and ``x-bridge-rules-policy`` only narrows."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from canned import Canned, Reply
+from servers import running_app
+from tests.proxy import loopback
+
+from bridge_rules.proxy import ProxyConfig, create_app
+from bridge_rules.proxy.ops import with_ops
+from bridge_rules.ruleset import load_runtime
+
+
+@pytest.fixture
+def canned() -> Iterator[Canned]:
+    with Canned() as server:
+        yield server
+
+
+def rules(tmp_path: Path, policy: str) -> list[str]:
+    path = tmp_path / "rules.yaml"
+    path.write_text("bridge-rules: 1\nextends: default\npolicy:\n" + policy, encoding="utf-8")
+    return [str(path)]
+
+
+def request(**extra: Any) -> dict[str, Any]:
+    tools = [{"name": t, "input_schema": {"type": "object"}} for t in ("read", "write", "bash")]
+    return {"model": "claude-sonnet-4-5", "max_tokens": 9,
+            "messages": [{"role": "user", "content": "hi"}], "tools": tools, **extra}  # fmt: skip
+
+
+def sent_tools(canned: Canned) -> list[str]:
+    return [t["name"] for t in json.loads(canned.seen[-1].body)["tools"]]
+
+
+def writes() -> Reply:
+    content = [{"type": "tool_use", "id": "toolu_1", "name": "Write", "input": {}}]
+    body = {"type": "message", "role": "assistant", "content": content, "stop_reason": "tool_use"}
+    return Reply(body=[json.dumps(body).encode()])
+
+
+def test_the_header_narrows_one_request_only(canned: Canned, tmp_path: Path) -> None:
+    canned.reply = writes()
+    app = create_app(
+        ProxyConfig(upstream=canned.url), load_runtime(rules(tmp_path, "  deny: [bash]\n"))
+    )
+    with running_app(with_ops(app, canned.url)) as proxy:
+        narrowed = loopback.post(
+            proxy + "/v1/messages", json=request(), headers={"x-bridge-rules-policy": "read_only"}
+        )
+        assert sent_tools(canned) == ["Read"]
+        assert all(k.lower() != "x-bridge-rules-policy" for k, _ in canned.seen[-1].headers)
+        plain = loopback.post(proxy + "/v1/messages", json=request())
+        assert sent_tools(canned) == ["Read", "Write"]
+        text = loopback.scrape(proxy, "bridge_rules_denied_inbound_total 1.0")
+    assert narrowed.status_code == 200
+    assert narrowed.json()["content"][0]["type"] == "text"
+    assert plain.json()["content"][0]["name"] == "write"
+    assert "bridge_rules_denied_inbound_total 1.0" in text
+
+
+def test_an_unknown_switch_is_a_400(canned: Canned, tmp_path: Path) -> None:
+    app = create_app(
+        ProxyConfig(upstream=canned.url), load_runtime(rules(tmp_path, "  deny: []\n"))
+    )
+    with running_app(app) as proxy:
+        r = loopback.post(
+            proxy + "/v1/messages", json=request(), headers={"x-bridge-rules-policy": "root"}
+        )
+    assert r.status_code == 400
+    assert "unknown policy switch root" in r.json()["error"]["message"]
+    assert canned.seen == []
+
+
+def test_a_forced_denied_tool_is_a_400(canned: Canned, tmp_path: Path) -> None:
+    app = create_app(
+        ProxyConfig(upstream=canned.url), load_runtime(rules(tmp_path, "  deny: [bash]\n"))
+    )
+    with running_app(app) as proxy:
+        r = loopback.post(
+            proxy + "/v1/messages", json=request(tool_choice={"type": "tool", "name": "bash"})
+        )
+    assert r.status_code == 400
+    assert "'bash'" in r.json()["error"]["message"]
+    assert "policy.deny 'bash'" in r.json()["error"]["message"]
+    assert canned.seen == []
+
+
+def test_on_denied_error_is_a_403(canned: Canned, tmp_path: Path) -> None:
+    canned.reply = writes()
+    policy = "  switches: [read_only]\n  on_denied: error\n"
+    app = create_app(ProxyConfig(upstream=canned.url), load_runtime(rules(tmp_path, policy)))
+    with running_app(app) as proxy:
+        r = loopback.post(proxy + "/v1/messages", json=request())
+    assert r.status_code == 403
+    assert r.json()["error"]["type"] == "permission_error"
