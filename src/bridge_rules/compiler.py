@@ -492,6 +492,18 @@ class _Compiler:
         return build_runtime(rules, plan, policy)
 
 
+def retargeted(rt: Runtime, target: str) -> Runtime:
+    """These rules converting tool schemas for another target (a ``serve`` route's
+    ``target:``), their operations and ``ref_depth`` otherwise as written."""
+    written = rt.rules.schemas
+    own = profile(written.target).operations
+    extra = tuple(op for op in written.operations if op not in own)
+    chosen = profile(None if target == "none" else target, extra)
+    schemas = dataclasses.replace(chosen, ref_depth=rt.rules.schemas.ref_depth)
+    rules = dataclasses.replace(rt.rules, schemas=schemas)
+    return build_runtime(rules, rt.plan, rt.policy).with_sealer(rt.sealer)
+
+
 def build_runtime(rules: CompiledRules, plan: Any, policy: CompiledPolicy = NO_POLICY) -> Runtime:
     """Precompute what requests need: effective adapters and every known name's history plan."""
     resolver = Resolver(

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 ENV_PREFIX = "BRIDGE_RULES"
 MiB = 1024 * 1024
 _FILE_WHERE = "bridge_rules.serve.file_where"
+_FILE_ROUTES = "bridge_rules.serve.file_routes"
 """``ctx.meta`` key: where ``--config FILE`` wrote each value it sets."""
 
 
@@ -54,6 +55,7 @@ def _read_config(ctx: typer.Context, param: Any, value: str | None) -> None:
         raise CommandError(*(problem.line() for problem in found.problems))
     ctx.default_map = {**(ctx.default_map or {}), **found.values}
     ctx.meta[_FILE_WHERE] = found.where
+    ctx.meta[_FILE_ROUTES] = found.routes
 
 
 def _where(ctx: click.Context) -> dict[str, str]:
@@ -199,7 +201,8 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
     from bridge_rules.proxy.config import ServeSettings, SettingProblem, bind_problem
     from bridge_rules.sealing import ENV_KEY as SEAL_KEY_ENV
 
-    settings, problems = ServeSettings.check(ctx.params, _where(ctx))
+    options = {**ctx.params, "routes": ctx.meta.get(_FILE_ROUTES, ())}
+    settings, problems = ServeSettings.check(options, _where(ctx))
     if settings is None:
         raise CommandError(*(problem.line() for problem in problems))
     for problem in problems:
@@ -227,8 +230,10 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
         proxy = create_app(config, runtime)
     except OSError as exc:
         fail(f"cannot open the debug log: {exc}")
-    except RulesError as exc:  # the bindings directory
+    except RulesError as exc:  # the bindings directory, a route's rules
         rules_error(exc)
+    except ValueError as exc:  # a route's policy switch or upstream
+        fail(str(exc))
     config = settings.config
     app = with_ops(proxy, config.upstream)
     started = run(

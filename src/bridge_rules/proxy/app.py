@@ -37,7 +37,7 @@ from bridge_rules.proxy.heap import HeapTrimmer
 from bridge_rules.proxy.obs import AccessRecord, DebugLog, configure_logging, omit_text
 from bridge_rules.proxy.ops import OpsApp, with_ops
 from bridge_rules.proxy.reply import JSON, Message, Receive, Reply, Send
-from bridge_rules.proxy.routes import POLICY_HEADER, requested_switches
+from bridge_rules.proxy.routes import POLICY_HEADER, Router, requested_switches
 from bridge_rules.proxy.upstream import Upstream
 from bridge_rules.runtime import Runtime
 from bridge_rules.sealing import Sealer
@@ -67,6 +67,9 @@ class ProxyApp:
         self.upstream = Upstream(config)
         self.debug = DebugLog(config.debug_log, config.log_prompts) if config.debug_log else None
         self.heap = HeapTrimmer.from_env()  # gives a large burst's heap back afterwards
+        self.router = (
+            Router(config, config.routes, build_engine, size_cache) if config.routes else None
+        )
         self.routes: dict[tuple[str, str], Route] = {
             ("GET", "/healthz"): healthz,
             ("HEAD", "/healthz"): healthz,
@@ -78,7 +81,7 @@ class ProxyApp:
         folder = self.config.bindings_dir
         if folder:
             engine = engine.with_bindings(Path(folder))
-        _size_cache(engine, self.config)
+        size_cache(engine, self.config)
         return engine
 
     def use_rules(self, engine: Engine) -> None:
@@ -87,6 +90,18 @@ class ProxyApp:
         On a :class:`~bridge_rules.RulesError` nothing changes."""
         served = self._with_bindings(engine)
         self.rules, self.engine = engine, served
+
+    def reload_routes(self) -> list[str]:
+        """Every route's rules read again; a route whose rules fail keeps its old ones and
+        says so on ``/readyz``. Returns the routes that failed."""
+        if self.router is None:
+            return []
+        return self.router.apply(self.router.rebuild())
+
+    @property
+    def routes_status(self) -> dict[str, Any] | None:
+        """Each route's rules hash, and why its last reload failed (``/readyz``)."""
+        return None if self.router is None else self.router.status()
 
     def reload_bindings(self) -> None:
         """Read the bindings directory again over the same rules (:meth:`use_rules`)."""
@@ -100,6 +115,8 @@ class ProxyApp:
     async def aclose(self) -> None:
         self.heap.close()
         await self.upstream.aclose()
+        if self.router is not None:
+            await self.router.aclose()
         if self.debug is not None:
             self.debug.close()
 
@@ -168,19 +185,22 @@ class ProxyApp:
             return
         ex.body = await read_body(scope, receive, config.max_body_bytes, config.body_timeout)
         ex.reply.record.bytes_in = len(ex.body)
-        if method == "POST" and path in REWRITTEN_PATHS:
-            self._outbound(ex)
-        work = forward(self.upstream, ex)
+        engine, upstream = self.engine, self.upstream
+        if self.router is not None:  # serve --config with routes: (docs/proxy.md#routes)
+            engine, upstream = self.router.pick(ex)
+        if method == "POST" and ex.scope["path"] in REWRITTEN_PATHS:
+            self._outbound(ex, engine)
+        work = forward(upstream, ex)
         await self._until_disconnect(work, receive, ex.reply.record)
 
-    def _outbound(self, ex: Exchange) -> None:
+    def _outbound(self, ex: Exchange, engine: Engine) -> None:
         with paused():
             body = ex.body
             if body.lstrip()[:1] != b"{":
                 parse_payload(body)  # the precise 400: empty, not JSON, or not an object
             record = ex.reply.record
             try:
-                turn = self.engine.turn(body, policy=requested_switches(ex.scope["headers"]))
+                turn = engine.turn(body, policy=requested_switches(ex.scope["headers"]))
             except jsonio.JSONDecodeError as exc:
                 raise unreadable(exc) from None
             except PolicyError as exc:
@@ -290,11 +310,11 @@ def build_engine(config: ProxyConfig, runtime: Runtime | None = None) -> Engine:
 
         runtime = load_runtime(list(config.rules) or None)
     engine = Engine(runtime.with_sealer(Sealer.from_env()), env=dict(os.environ))
-    _size_cache(engine, config)
+    size_cache(engine, config)
     return engine
 
 
-def _size_cache(engine: Engine, config: ProxyConfig) -> None:
+def size_cache(engine: Engine, config: ProxyConfig) -> None:
     engine.runtime.message_cache.configure(
         enabled=config.outbound_cache_mb > 0,
         max_bytes=max(config.outbound_cache_mb, 1) * 1024 * 1024,

@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Union
 from urllib.parse import urlsplit, urlunsplit
 
+from bridge_rules.proxy.routespec import RouteSpec, parse_routes
 from bridge_rules.sealing import ENV_KEY as SEAL_KEY_ENV
 from bridge_rules.sealing import MIN_KEY_BYTES as MIN_SEAL_KEY_BYTES
 
@@ -58,6 +59,7 @@ class ProxyConfig:
     max_connections: int = 0  # client connections per worker; 0: from the open-file limit
     max_response_bytes: int = DEFAULT_MAX_RESPONSE  # a JSON answer to rewrite; larger: 502
     bindings_dir: str | None = None  # bindings laid over the rules, read at start and reload
+    routes: tuple[RouteSpec, ...] = ()  # ``routes:`` of --config FILE (proxy/routes.py)
 
     @property
     def base(self) -> str:
@@ -70,6 +72,7 @@ class ProxyConfig:
     def from_env(cls) -> ProxyConfig:
         raw = json.loads(os.environ[ENV_VAR])
         raw["rules"] = tuple(raw.get("rules") or ())
+        raw["routes"] = tuple(RouteSpec.from_dict(r) for r in raw.get("routes") or ())
         return cls(**raw)
 
 
@@ -260,6 +263,7 @@ class ServeSettings:
         if any(not p.warning for p in problems):
             return None, problems
         fields = {n: options[n] for n in _PROXY_OPTIONS if n in options}
+        fields["routes"] = tuple(options.get("routes") or ())
         config = ProxyConfig(upstream=upstream, rules=tuple(options["rules"] or ()), **fields)
         return cls(config, options["host"], options["port"], options["workers"], grace), problems
 
@@ -291,6 +295,8 @@ class SettingsFile:
     values: dict[str, Any] = field(default_factory=dict)
     where: dict[str, str] = field(default_factory=dict)
     problems: tuple[Problem, ...] = ()
+    routes: tuple[RouteSpec, ...] = ()
+    """``routes:``, which only a file can set (docs/proxy.md#routes)."""
 
 
 # Two of the YAML reader's whole-file problems are worded for rule files: a settings file
@@ -325,8 +331,13 @@ def read_settings(path: str, options: Mapping[str, bool]) -> SettingsFile:
     values: dict[str, Any] = {}
     where: dict[str, str] = {}
     problems: list[Problem] = []
+    routes: tuple[RouteSpec, ...] = ()
     for key, setting in doc.data.items():
         name = str(key).replace("-", "_")
+        if name == "routes":
+            routes, found = parse_routes(setting, doc.source_map, key)
+            problems += [SettingProblem(message, at) for message, at in found]
+            continue
         if name not in options:
             hint = did_you_mean(str(key), known) or f"known: {', '.join(known)}"
             at = f"--config {doc.source_map.key_span((key,))}"
@@ -340,7 +351,7 @@ def read_settings(path: str, options: Mapping[str, bool]) -> SettingsFile:
             problems.append(SettingProblem(f"'{key}' takes {shape}, got {kind}", at))
             continue
         values[name], where[name] = value, at
-    return SettingsFile(values, where, tuple(problems))
+    return SettingsFile(values, where, tuple(problems), routes)
 
 
 def _value(setting: Any, multiple: bool) -> Any:

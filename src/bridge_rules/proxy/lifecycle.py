@@ -114,6 +114,11 @@ class OneWorker(uvicorn.Server):
         async with self._reloading:
             previous = self.proxy.rules_hash
             loop = asyncio.get_running_loop()
+            router = self.proxy.router
+            if router is not None:  # each route on its own: a failing one keeps its old rules
+                failed = router.apply(await loop.run_in_executor(None, router.rebuild))
+                if failed:
+                    event("serve.route_reload_failed", routes=failed)
             try:
                 engine = await loop.run_in_executor(None, build_engine, self.proxy.config)
                 # the bindings directory read again over the new rules; in-flight requests
@@ -162,6 +167,8 @@ def run_many(config: uvicorn.Config, proxy_config: ProxyConfig, rules_hash: str)
     def check() -> str:
         from bridge_rules.ruleset import load_runtime
 
+        for route in proxy_config.routes:  # a worker could not start without them
+            load_runtime(list(route.rules or proxy_config.rules) or None)
         return load_runtime(list(proxy_config.rules) or None).rules.digest
 
     sock = config.bind_socket()

@@ -137,6 +137,7 @@ class AccessRecord:
     inbound_renamed_calls: int = 0
     inbound_unmapped_calls: int = 0
     inbound_denied_calls: int = 0
+    route: str | None = None  # the serve --config route that took the request
     upstream_status: int | None = None
     upstream_ms: float | None = None  # request sent upstream -> its response headers in
     bytes_in: int = 0
@@ -175,6 +176,8 @@ class AccessRecord:
             out["error"] = self.error
         if self.inbound_denied_calls:
             out["denied_calls"] = self.inbound_denied_calls
+        if self.route is not None:
+            out["route"] = self.route
         return out
 
     def noted(self, report: InboundReport) -> None:

@@ -108,6 +108,12 @@ class Metrics:
             "inbound.unmapped: warn or error).",
             registry=self.registry,
         )
+        self.routed = Counter(
+            "bridge_rules_route_requests",
+            "Requests a serve --config route took, by route and status class.",
+            ["rules_route", "status"],
+            registry=self.registry,
+        )
         self.denied = Counter(
             "bridge_rules_denied_inbound",
             "Tool calls in responses to tools the policy denies (policy.on_denied).",
@@ -134,6 +140,8 @@ class Metrics:
         if counter is None:
             counter = self._requests[key] = self.requests.labels(route, f"{key[1]}xx")
         counter.inc()
+        if record.route is not None:
+            self.routed.labels(record.route, f"{key[1]}xx").inc()
         if record.error is not None:
             self.errors.labels(record.error).inc()
         if record.gate is False:
@@ -166,7 +174,10 @@ class Metrics:
 
 
 def _route(path: str) -> str:
-    """A bounded label for a path: the rewritten routes by name, everything else 'other'."""
+    """A bounded label for a path: the rewritten routes by name, everything else 'other'
+    (a ``serve --config`` route's ``/r/<route>`` prefix aside: its name is ``rules_route``)."""
+    if path.startswith("/r/"):
+        path = path[path.find("/", 3) :] if path.find("/", 3) > 0 else path
     if path in ("/v1/messages", "/v1/messages/count_tokens"):
         return path
     return "other"
@@ -229,6 +240,9 @@ class OpsApp:
             "rules_hash": getattr(self.app, "rules_hash", None),  # changes on a reload
             "upstream": "reachable" if ready else f"unreachable: {problem}",
         }
+        routes = getattr(self.app, "routes_status", None)
+        if routes is not None:  # each route's rules, and a reload that kept the old ones
+            doc["routes"] = routes
         await _reply(send, 200 if ready else 503, _JSON, json.dumps(doc).encode(), head)
 
     async def _upstream_problem(self) -> str | None:

@@ -1,19 +1,51 @@
-"""What a request chooses of the rules by its headers: policy switches that narrow them.
+"""Several agents through one ``serve``: routes, and what a request chooses by its headers.
+
+``serve --config`` may list ``routes:``, each with its own rules, upstream, schema target
+and policy switches (docs/proxy.md#routes). A request picks its route by, in this order:
+
+1. its path: ``/r/<route>/v1/messages`` (the prefix is taken off before forwarding);
+2. the ``x-bridge-rules-route`` header;
+3. its model id, against each route's ``model`` glob, in the order the routes are listed.
+
+A request none of them picks goes to the route marked ``default: true``, or gets a 404
+that lists the routes. Without ``routes:`` none of this runs and ``serve`` is what its
+single-route flags say.
 
 ``x-bridge-rules-policy: read_only, no_web`` turns capability switches on for one request,
-besides the rules' own (docs/policy.md). The switches travel with the request into its
+besides the route's own (docs/policy.md). The switches travel with the request into its
 :class:`~bridge_rules.transform.turn.Turn` (``Engine.turn(body, policy=...)``), never into
 a worker's state, and can only take tools away.
+
+The upstream of a route is a value handed to the forwarding step (an
+:class:`~bridge_rules.proxy.upstream.Upstream`), made by :func:`make_upstream`: an HTTP
+endpoint today; ``claude-code`` is refused until that upstream exists, and plugs in there.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import fnmatch
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
 
+from bridge_rules import jsonio
+from bridge_rules.compiler import retargeted
+from bridge_rules.diagnostics import RulesError
+from bridge_rules.engine import Engine
 from bridge_rules.policy import parse_switches
+from bridge_rules.proxy.config import ProxyConfig, normalise_upstream
+from bridge_rules.proxy.errors import ProxyError
+from bridge_rules.proxy.forward import Exchange
+from bridge_rules.proxy.routespec import CLAUDE_CODE, RouteSpec
+from bridge_rules.proxy.upstream import Upstream
 
 POLICY_HEADER = "x-bridge-rules-policy"
+ROUTE_HEADER = "x-bridge-rules-route"
+PREFIX = "/r/"
 _POLICY_KEY = POLICY_HEADER.encode()
+_ROUTE_KEY = ROUTE_HEADER.encode()
 
 
 def requested_switches(headers: Iterable[tuple[bytes, bytes]]) -> tuple[str, ...]:
@@ -24,3 +56,180 @@ def requested_switches(headers: Iterable[tuple[bytes, bytes]]) -> tuple[str, ...
         if key == _POLICY_KEY:
             found += parse_switches(value.decode("latin-1"))
     return found
+
+
+# ------------------------------------------------------------------ serving
+Build = Callable[[ProxyConfig], Engine]
+"""``serve``'s rules from a config: ``proxy.app.build_engine``."""
+Size = Callable[[Engine, ProxyConfig], None]
+"""The message cache sized as configured: ``proxy.app.size_cache``."""
+
+
+def make_upstream(config: ProxyConfig, spec: RouteSpec) -> Upstream:
+    """What the forwarding step sends a route's requests to. ``claude-code`` is refused
+    here until that upstream exists (a ``ValueError``: ``serve`` reports it)."""
+    if spec.upstream is None:
+        return Upstream(config)
+    if spec.upstream == CLAUDE_CODE:
+        raise ValueError(
+            f"route '{spec.name}': upstream {CLAUDE_CODE} is not available in this build"
+        )
+    return Upstream(replace(config, upstream=normalise_upstream(spec.upstream)[0]))
+
+
+def route_engine(config: ProxyConfig, spec: RouteSpec, build: Build, size: Size) -> Engine:
+    """The route's rules compiled (``RulesError`` when they do not load) with the bindings
+    directory over them, retargeted, and narrowed by its switches (``PolicyError``)."""
+    engine = build(replace(config, rules=spec.rules or config.rules))
+    if config.bindings_dir:
+        engine = engine.with_bindings(Path(config.bindings_dir))
+    runtime = engine.runtime
+    if spec.target is not None:
+        runtime = retargeted(runtime, spec.target)
+    if spec.policy:
+        runtime = runtime.narrowed(spec.policy)
+    engine = Engine(runtime, engine.diagnostics, env=engine.env)
+    size(engine, config)
+    return engine
+
+
+@dataclass(eq=False)
+class Route:
+    """A route being served: its engine (swapped on reload) and its upstream."""
+
+    spec: RouteSpec
+    engine: Engine
+    upstream: Upstream
+    reload_error: str | None = None
+    """Why the last reload kept the old rules (``/readyz``); None when it did not fail."""
+    model_re: re.Pattern[str] | None = field(default=None)
+
+    def status(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "rules_hash": self.engine.runtime.rules.digest,
+            "upstream": self.spec.upstream or "default",
+        }
+        if self.reload_error is not None:
+            out["reload_failed"] = self.reload_error
+        return out
+
+
+def _model(body: bytes) -> Any:
+    """The request's model id, for routes that match on it (None when there is none)."""
+    try:
+        payload = jsonio.loads(body)
+    except ValueError:
+        return None
+    return payload.get("model") if isinstance(payload, dict) else None
+
+
+def _raw_rest(scope: Mapping[str, Any], route: Route) -> bytes:
+    """The raw path without its route prefix (the path upstream is sent as written)."""
+    raw: bytes = scope.get("raw_path") or scope["path"].encode()
+    prefix = f"{PREFIX}{route.spec.name}".encode()
+    return raw[len(prefix) :] if raw.startswith(prefix) else raw
+
+
+class NoRoute(LookupError):
+    """No route picks the request and there is no default: a 404 listing the routes."""
+
+
+class Router:
+    """The routes of a ``serve --config``, matched per request (see the module doc)."""
+
+    def __init__(
+        self, config: ProxyConfig, specs: Iterable[RouteSpec], build: Build, size: Size
+    ) -> None:
+        self.config = config
+        self._build, self._size = build, size
+        self.routes: dict[str, Route] = {}
+        for spec in specs:
+            model_re = None
+            if spec.model is not None:
+                model_re = re.compile(fnmatch.translate(spec.model))
+            self.routes[spec.name] = Route(
+                spec, self._engine(spec), make_upstream(config, spec), model_re=model_re
+            )
+        self.default = next((r for r in self.routes.values() if r.spec.default), None)
+        self.by_model = [r for r in self.routes.values() if r.model_re is not None]
+
+    def _engine(self, spec: RouteSpec) -> Engine:
+        return route_engine(self.config, spec, self._build, self._size)
+
+    def by_path(self, path: str) -> tuple[Route, str] | None:
+        """The route a ``/r/<route>/...`` path names, and the path without the prefix."""
+        if not path.startswith(PREFIX):
+            return None
+        name, slash, rest = path[len(PREFIX) :].partition("/")
+        route = self.routes.get(name)
+        if route is None:
+            raise NoRoute(f"no route named '{name}'")
+        return route, slash + rest
+
+    def choose(self, headers: Iterable[tuple[bytes, bytes]], model: Callable[[], Any]) -> Route:
+        """The route the header or the model id picks, else the default (``NoRoute``)."""
+        for key, value in headers:
+            if key == _ROUTE_KEY:
+                name = value.decode("latin-1").strip()
+                route = self.routes.get(name)
+                if route is None:
+                    raise NoRoute(f"no route named '{name}' ({ROUTE_HEADER})")
+                return route
+        model_id = model() if self.by_model else None  # the body is parsed only for this
+        if isinstance(model_id, str):
+            for route in self.by_model:
+                assert route.model_re is not None
+                if route.model_re.match(model_id):
+                    return route
+        if self.default is None:
+            raise NoRoute("no route matches the request and none is the default")
+        return self.default
+
+    def pick(self, ex: Exchange) -> tuple[Engine, Upstream]:
+        """The engine and upstream of ``ex``'s route, its ``/r/<route>`` prefix taken off
+        the path, its name on the access record; a 404 listing the routes when none."""
+        scope = ex.scope
+        try:
+            found = self.by_path(scope["path"])
+            if found is None:
+                route = self.choose(scope["headers"], lambda: _model(ex.body))
+            else:
+                route, rest = found
+                ex.scope = {**scope, "path": rest, "raw_path": _raw_rest(scope, route)}
+        except NoRoute as exc:
+            raise ProxyError(404, f"{exc}; the routes are {self.listing()}") from None
+        ex.reply.record.route = route.spec.name
+        return route.engine, route.upstream
+
+    def listing(self) -> str:
+        return ", ".join(f"{PREFIX}{name}/" for name in self.routes)
+
+    def rebuild(self) -> list[tuple[Route, Engine | Exception]]:
+        """Every route's rules compiled again (off the event loop); nothing swapped yet."""
+        out: list[tuple[Route, Engine | Exception]] = []
+        for route in self.routes.values():
+            try:
+                out.append((route, self._engine(route.spec)))
+            except (RulesError, ValueError, OSError) as exc:  # ValueError: a PolicyError
+                out.append((route, exc))
+        return out
+
+    @staticmethod
+    def apply(results: list[tuple[Route, Engine | Exception]]) -> list[str]:
+        """Swap in what :meth:`rebuild` made; a route whose rules failed keeps its old ones.
+        Returns the routes that failed."""
+        failed = []
+        for route, made in results:
+            if isinstance(made, Exception):
+                route.reload_error = str(made).splitlines()[0] if str(made) else type(made).__name__
+                failed.append(route.spec.name)
+            else:
+                route.engine, route.reload_error = made, None
+        return failed
+
+    def status(self) -> dict[str, Any]:
+        return {name: route.status() for name, route in self.routes.items()}
+
+    async def aclose(self) -> None:
+        for route in self.routes.values():
+            await route.upstream.aclose()

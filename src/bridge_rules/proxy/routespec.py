@@ -1,0 +1,134 @@
+"""``routes:`` of ``serve --config FILE`` as written, checked and serialisable.
+
+Read before the server stack is imported (standard library and the schema target names
+only), so a bad route is reported as fast as a bad option; :mod:`bridge_rules.proxy.routes`
+serves them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from bridge_rules.source import SourceMap
+
+CLAUDE_CODE = "claude-code"
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+_KEYS = ("name", "rules", "upstream", "target", "policy", "model", "default")
+
+
+@dataclass(frozen=True)
+class RouteSpec:
+    """One entry of ``routes:`` as written: serialisable, so ``--workers`` rebuild it."""
+
+    name: str
+    rules: tuple[str, ...] = ()
+    """Rule files (empty: ``serve``'s own ``rules``)."""
+    upstream: str | None = None
+    """An http(s) URL, or ``claude-code``; None: ``serve``'s ``upstream``."""
+    target: str | None = None
+    """A schema target replacing the rules' ``schemas.target`` (docs/schemas.md)."""
+    policy: tuple[str, ...] = ()
+    """Capability switches on for every request of the route (docs/policy.md)."""
+    model: str | None = None
+    """A glob over the request's model id that picks this route."""
+    default: bool = False
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> RouteSpec:
+        return cls(**{**raw, "rules": tuple(raw.get("rules") or ()),
+                      "policy": tuple(raw.get("policy") or ())})  # fmt: skip
+
+
+# ------------------------------------------------------------------ reading
+def _strings(value: Any) -> tuple[str, ...] | None:
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    return None
+
+
+def _check_upstream(url: str) -> str | None:
+    if url == CLAUDE_CODE:
+        return None
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return f"upstream must be an http(s) URL or {CLAUDE_CODE}, got '{url}'"
+    if parts.query or parts.fragment or "@" in parts.netloc:
+        return f"upstream takes no query string, fragment or user name, got '{url}'"
+    return None
+
+
+def _targets() -> tuple[str, ...]:
+    """The schema targets (imported only when a route names one: it brings the models)."""
+    from bridge_rules.schemas.targets import TARGETS
+
+    return TARGETS
+
+
+def _one(raw: Any, at: str) -> tuple[RouteSpec | None, list[tuple[str, str]]]:
+    if not isinstance(raw, dict):
+        return None, [("each route must be a mapping (name: ..., rules: ...)", at)]
+    problems: list[tuple[str, str]] = []
+    unknown = [k for k in raw if k not in _KEYS]
+    if unknown:
+        known = ", ".join(_KEYS)
+        problems.append((f"unknown route key '{unknown[0]}' (known: {known})", at))
+    name = raw.get("name")
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        problems.append(("a route needs a name of letters, digits, '_', '.' or '-'", at))
+    values: dict[str, Any] = {}
+    for key in ("rules", "policy"):
+        if key in raw:
+            got = _strings(raw[key])
+            if got is None:
+                problems.append((f"route key '{key}' takes a name or a list of names", at))
+            values[key] = got or ()
+    for key in ("upstream", "target", "model"):
+        if key in raw:
+            if not isinstance(raw[key], str):
+                problems.append((f"route key '{key}' takes one string", at))
+            else:
+                values[key] = raw[key]
+    if "upstream" in values:
+        bad = _check_upstream(values["upstream"])
+        if bad is not None:
+            problems.append((bad, at))
+    target = values.get("target")
+    if target is not None and target != "none" and target not in _targets():
+        known = ", ".join((*_targets(), "none"))
+        problems.append((f"unknown schema target '{target}' (known: {known})", at))
+    if "default" in raw:
+        if not isinstance(raw["default"], bool):
+            problems.append(("route key 'default' takes true or false", at))
+        values["default"] = raw["default"] is True
+    if problems:
+        return None, problems
+    return RouteSpec(name=name, **values), []  # type: ignore[arg-type]
+
+
+def parse_routes(
+    value: Any, smap: SourceMap, key: str
+) -> tuple[tuple[RouteSpec, ...], list[tuple[str, str]]]:
+    """``routes:`` of a settings file: the routes, and (message, where) for each problem."""
+    if not isinstance(value, list) or not value:
+        return (), [("'routes' takes a list of routes", f"--config {smap.value_span((key,))}")]
+    routes: list[RouteSpec] = []
+    problems: list[tuple[str, str]] = []
+    for index, raw in enumerate(value):
+        at = f"--config {smap.value_span((key, index))}"
+        route, found = _one(raw, at)
+        problems += found
+        if route is None:
+            continue
+        if any(r.name == route.name for r in routes):
+            problems.append((f"two routes are named '{route.name}'", at))
+        if route.default and any(r.default for r in routes):
+            problems.append(("only one route can be the default", at))
+        routes.append(route)
+    return tuple(routes), problems
