@@ -3,8 +3,10 @@
 Every server runs as its own process, all started at once and measured in turn
 within each round, so they share the machine's state: a canned upstream (also
 called directly), ``bridge-rules serve`` with the default rules, ``serve`` with
-rules that change nothing, and a bare forwarder on the same stack (uvicorn +
-aiohttp; one on httpcore too, the client the proxy did not choose). Workloads:
+rules that change nothing, ``serve --config`` with two routes (requests taking a route
+whose rules are the default ones plus the ``read_only`` policy switch), and a bare
+forwarder on the same stack (uvicorn + aiohttp; one on httpcore too, the client the
+proxy did not choose). Workloads:
 small JSON, small SSE, a 1 MB JSON body sent again and again in a form the message
 cache never stores (the cold path), and the same 1 MB history sent as an agent
 sends it, turn after turn (compact JSON, a new last message each time),
@@ -44,6 +46,12 @@ gate:
   api: anthropic-messages
   model: "(?i)claude"
 names: []
+"""
+ROUTES_CONFIG = """# two routes: requests take /r/pi/ (a route with the read_only switch on)
+upstream: {upstream}
+routes:
+  - {{name: pi, rules: [default], policy: [read_only], default: true}}
+  - {{name: other, rules: [default]}}
 """
 CLK = os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -125,6 +133,12 @@ class Target:
     port: int
     url: str = ""
     proc: subprocess.Popen[bytes] | None = None
+    prefix: str = ""
+    """Where its requests go under ``url``: a route's ``/r/<route>``."""
+
+    @property
+    def api(self) -> str:
+        return self.url + self.prefix
 
     def pids(self) -> list[int]:
         """The server process and every descendant."""
@@ -195,7 +209,7 @@ def started(target: Target) -> Iterator[Target]:
                 target.proc.kill()
 
 
-def targets(upstream: str, noop: Path, httpcore: bool) -> list[Target]:
+def targets(upstream: str, noop: Path, routes: Path, httpcore: bool) -> list[Target]:
     py = sys.executable
     entry = "from bridge_rules.cli.app import entry; entry()"
 
@@ -210,6 +224,7 @@ def targets(upstream: str, noop: Path, httpcore: bool) -> list[Target]:
     specs: list[tuple[str, int, Callable[[int], list[str]]]] = [
         ("serve default", 1, serve(1)),
         ("serve no-op", 1, serve(1, "--rules", str(noop))),
+        ("serve routed", 1, serve(1, "--config", str(routes))),
         ("bare aiohttp", 1, bare(1, "aiohttp")),
         ("serve default x2", 2, serve(2)),
         ("bare aiohttp x2", 2, bare(2, "aiohttp")),
@@ -219,7 +234,8 @@ def targets(upstream: str, noop: Path, httpcore: bool) -> list[Target]:
     out = []
     for name, workers, argv in specs:
         port = free_port()
-        out.append(Target(name, workers, argv(port), port))
+        prefix = "/r/pi" if name == "serve routed" else ""
+        out.append(Target(name, workers, argv(port), port, prefix=prefix))
     return out
 
 
@@ -239,7 +255,7 @@ async def latency(all_targets: list[Target], body: Body, n: int) -> dict[str, fl
         for i in range(n + max(3, n // 10)):
             for t in all_targets:
                 start = time.perf_counter()
-                if not await one(sessions[t.name], t.url, body):
+                if not await one(sessions[t.name], t.api, body):
                     raise RuntimeError(f"{t.name}: a request failed")
                 if i >= max(3, n // 10):  # the first ones warm connections and caches
                     times[t.name].append(time.perf_counter() - start)
@@ -260,7 +276,7 @@ async def load(target: Target, body: Body, clients: int, seconds: float) -> dict
         nonlocal done, errors
         while not stop:
             try:
-                ok = await one(session, target.url, body)
+                ok = await one(session, target.api, body)
             except (aiohttp.ClientError, asyncio.TimeoutError):
                 ok = False
             if counting:
@@ -361,7 +377,15 @@ def verdicts(rounds: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
     def row(label: str, stat: Stat, ok: Callable[[float], bool], fmt: str = "{:.2f}x") -> None:
         rows.append((label, stat.show(fmt), "met" if ok(stat.median) else "MISSED"))
 
-    serve, bare = "serve default", "bare aiohttp"
+    serve, bare, routed = "serve default", "bare aiohttp", "serve routed"
+    for wl in rounds[0]:
+        if routed not in rounds[0][wl]["c50"]:  # a report of a run from before routes
+            continue
+        for c in ("c50", "c200"):
+            row(f"routes + policy CPU/request <= 1.05x one route ({wl}, {c})",
+                collect(rounds, lambda r, wl=wl, c=c: r[wl][c][routed]["cpu_ms"]
+                        / max(r[wl][c][serve]["cpu_ms"], 1e-9)),
+                lambda v: v <= 1.05)  # fmt: skip
     for wl in rounds[0]:
         row(f"added p50 <= 1.3x bare forwarder's ({wl})",
             collect(rounds, lambda r, wl=wl: r[wl]["added_ms"][serve]
@@ -409,6 +433,7 @@ def main(argv: list[str] | None = None) -> int:
     bodies = {name: make() for name, make in WORKLOADS.items()}
     noop = Path(os.environ.get("TMPDIR", "/tmp")) / f"bench-noop-{os.getpid()}.yaml"
     noop.write_text(NOOP_RULES)
+    routes = noop.with_name(f"bench-routes-{os.getpid()}.yaml")
     load_before = os.getloadavg()
     up_port = free_port()
     up_argv = [sys.executable, str(HERE / "proxy_servers.py"), "upstream", str(up_port)]
@@ -418,7 +443,8 @@ def main(argv: list[str] | None = None) -> int:
         with ExitStack() as stack:
             up = stack.enter_context(started(upstream))
             wait_up(up.url, up.proc)
-            proxies = targets(up.url, noop, httpcore=not args.no_httpcore)
+            routes.write_text(ROUTES_CONFIG.format(upstream=up.url))
+            proxies = targets(up.url, noop, routes, httpcore=not args.no_httpcore)
             for t in proxies:
                 stack.enter_context(started(t))
             for t in proxies:
@@ -429,6 +455,7 @@ def main(argv: list[str] | None = None) -> int:
                 rounds.append(asyncio.run(one_round(everyone, bodies, n, seconds)))
     finally:
         noop.unlink(missing_ok=True)
+        routes.unlink(missing_ok=True)
     load_after = os.getloadavg()
     names = [t.name for t in everyone]
     out = [

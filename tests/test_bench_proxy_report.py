@@ -68,3 +68,16 @@ def test_control_row_shows_whether_the_bare_forwarder_scales() -> None:
         "1.02x [1.01x-1.03x]",
         "info",
     )
+
+
+def test_routing_is_judged_on_cpu_per_request_against_one_route() -> None:
+    rounds = []
+    for routed_cpu in (1.02, 1.10, 1.04):
+        r = _round(800.0, 1800.0, 1.0)
+        for cell in r.values():
+            load = {k: {**v, "cpu_ms": 1.0} for k, v in cell["c50"].items()}
+            load["serve routed"] = {"req_s": 790.0, "rss_mb": 80.0, "cpu_ms": routed_cpu}
+            cell.update(c50=load, c200=load)
+        rounds.append(r)
+    row = _rows(rounds)["routes + policy CPU/request <= 1.05x one route (small JSON, c50)"]
+    assert row == ("1.04x [1.02x-1.10x]", "met")

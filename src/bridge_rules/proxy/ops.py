@@ -122,6 +122,7 @@ class Metrics:
         # Labelled children by label values, made on first use (``labels()`` per request
         # costs more than the update itself). The label sets are small and bounded.
         self._requests: dict[tuple[str, int], Counter] = {}
+        self._routed: dict[tuple[str, int], Counter] = {}
         self._duration: dict[str, Histogram] = {}
         self._response_start: dict[str, Histogram] = {}
 
@@ -141,7 +142,11 @@ class Metrics:
             counter = self._requests[key] = self.requests.labels(route, f"{key[1]}xx")
         counter.inc()
         if record.route is not None:
-            self.routed.labels(record.route, f"{key[1]}xx").inc()
+            routed_key = (record.route, key[1])
+            routed = self._routed.get(routed_key)
+            if routed is None:
+                routed = self._routed[routed_key] = self.routed.labels(record.route, f"{key[1]}xx")
+            routed.inc()
         if record.error is not None:
             self.errors.labels(record.error).inc()
         if record.gate is False:

@@ -84,6 +84,7 @@ class SecondPass:
         self._refused = 0  # tool_use blocks turned into text or dropped (unmapped, denied)
         self._dropped: set[int] = set()  # upstream indexes of calls dropped (``on_denied: drop``)
         self._refusing = False  # ``on_denied: error`` refused the answer: nothing more goes out
+        self._identity = not self.recover  # every block keeps its index so far
         self.message_id = ""
         self.recovered = 0
         self._next = 0  # next output block index
@@ -117,6 +118,9 @@ class SecondPass:
         raw = event.raw
         if b"message_start" not in raw and b"message_delta" not in raw and b'"index"' not in raw:
             out.append(event)
+            return
+        if self._identity and not self._errors and not self._dropped and _block_body(raw):
+            out.append(event)  # a delta or stop of a block passed on as it is: nothing to do
             return
         if self._plain_text(raw):
             out.append(event)
@@ -210,10 +214,13 @@ class SecondPass:
             if action == "drop":
                 self._dropped.add(index)
                 self._refused += 1
+                self._identity = False  # later blocks move up: their events are renumbered
                 return
         at = self._next
         self._next += 1
         self._index[index] = at
+        if at != index:
+            self._identity = False
         if isinstance(block, dict) and block.get("type") == "tool_use":
             if found is not None and action == "text":
                 self._errors[index] = found
@@ -365,6 +372,12 @@ class SecondPass:
 
     def _made(self, name: str, data: dict[str, Any]) -> Event:
         return Event.made(name, data, self._eol, self._named)
+
+
+def _block_body(raw: bytes) -> bool:
+    """A ``content_block_delta`` or ``content_block_stop`` (their ``type`` written as the
+    API writes it), which only a block's own state can change."""
+    return b'"type":"content_block_delta"' in raw or b'"type":"content_block_stop"' in raw
 
 
 class ChunkRewriter(Protocol):
