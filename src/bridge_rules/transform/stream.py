@@ -84,7 +84,11 @@ class SecondPass:
         self._refused = 0  # tool_use blocks turned into text or dropped (unmapped, denied)
         self._dropped: set[int] = set()  # upstream indexes of calls dropped (``on_denied: drop``)
         self._refusing = False  # ``on_denied: error`` refused the answer: nothing more goes out
-        self._identity = not self.recover  # every block keeps its index so far
+        self._identity = not self.recover
+        """Every block keeps its index so far: then an event that is neither a block's
+        start nor a ``message_*`` one (a delta or a stop) of a block passed on as it came
+        goes on unparsed (a mention of those words in a delta's text only sends it the
+        slow way). ``_refusing`` clears it too."""
         self.message_id = ""
         self.recovered = 0
         self._next = 0  # next output block index
@@ -97,7 +101,17 @@ class SecondPass:
         out: list[Piece] = []
         for piece in pieces:
             for event in events_in(piece):
-                self._event(event, out)
+                raw = event.raw
+                if (  # a delta or stop of a block passed on as it is: nothing to do
+                    self._identity
+                    and not self._errors
+                    and not self._dropped
+                    and b"content_block_start" not in raw
+                    and b"message_" not in raw
+                ):
+                    out.append(event)
+                else:
+                    self._event(event, out)
         return out
 
     def close(self, pieces: list[Piece]) -> list[Piece]:
@@ -118,9 +132,6 @@ class SecondPass:
         raw = event.raw
         if b"message_start" not in raw and b"message_delta" not in raw and b'"index"' not in raw:
             out.append(event)
-            return
-        if self._identity and not self._errors and not self._dropped and _block_body(raw):
-            out.append(event)  # a delta or stop of a block passed on as it is: nothing to do
             return
         if self._plain_text(raw):
             out.append(event)
@@ -208,7 +219,7 @@ class SecondPass:
             found = self.policy.check(name) if isinstance(name, str) else None
             action = None if found is None else self.policy.action(found)
             if action == "error" and self.policy.refusal is not None:
-                self._refusing = True
+                self._refusing, self._identity = True, False
                 out.append(self._made("error", refusal_body(self.policy.refusal)))
                 return
             if action == "drop":
@@ -372,12 +383,6 @@ class SecondPass:
 
     def _made(self, name: str, data: dict[str, Any]) -> Event:
         return Event.made(name, data, self._eol, self._named)
-
-
-def _block_body(raw: bytes) -> bool:
-    """A ``content_block_delta`` or ``content_block_stop`` (their ``type`` written as the
-    API writes it), which only a block's own state can change."""
-    return b'"type":"content_block_delta"' in raw or b'"type":"content_block_stop"' in raw
 
 
 class ChunkRewriter(Protocol):
