@@ -27,6 +27,7 @@ _BOUNDARY = re.compile(rb"(?:\r\n|\n|\r(?!\n))(?:\r\n|\n|\r(?!\n))")
 _EOL = re.compile(rb"\r\n|\n|\r")
 # The shape every Anthropic endpoint sends: an event line, one data line, LF line ends.
 _SHAPE = re.compile(rb"event: ([^\r\n]*)\ndata: ([^\r\n]*)\n\n")
+_SLICED = 1 << 16  # a run of complete events up to this size leaves the buffer as a slice
 _SKIM_HEAD = 256  # bytes of an oversized event a skimming framer keeps (its name and type)
 NOT_JSON: Any = object()
 """What :meth:`Event.json` gives for an event without data, or whose data is not JSON."""
@@ -233,7 +234,7 @@ class Framed(bytes):
         return framed(self[begin:end], False)
 
 
-def framed(data: bytes, cr: bool) -> Framed:
+def framed(data: bytes | bytearray, cr: bool) -> Framed:
     run = Framed(data)
     if cr:
         run.cr = True
@@ -305,7 +306,7 @@ class Framer:
         if not chunk:
             return None
         cr = self.cr
-        if not cr and b"\r" in chunk:
+        if not cr and chunk.find(b"\r") >= 0:  # find is memchr; ``in`` is not
             cr = self.cr = True
         buf = self._buf
         run = None
@@ -321,11 +322,14 @@ class Framer:
             seen = len(buf)
             buf += chunk
             end = _last_end(buf, max(0, seen - (3 if cr else 1)), cr)
-            if end > 0:  # the buffer let go first: a long event takes twice its size at most
+            if end > _SLICED:  # the buffer let go first: a long event takes twice its size
                 with memoryview(buf) as view:
                     done = bytes(view[:end])
                 del buf[:end]
                 run = framed(done, cr)
+            elif end > 0:  # a few KiB: slicing costs less than a view
+                run = framed(buf[:end], cr)
+                del buf[:end]
         if self.cap is not None and len(buf) > self.cap:
             if not self.skim:
                 raise EventTooLarge(self.cap)

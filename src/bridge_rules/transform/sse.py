@@ -89,9 +89,9 @@ _ARGS_HEAD = (
 
 _Start = tuple[str, str, int]
 """A tool block's start read from its bytes: the name, the id, the index."""
-_Plan = tuple[str | None, bool, bool]
+_Plan = tuple[str | None, bool, bool, bytes | None]
 """For a wire name: its local name, whether its arguments are adapted, whether its id
-may be sealed."""
+may be sealed, and the local name as written in JSON when it differs."""
 
 
 class _Held:
@@ -348,7 +348,7 @@ class CallPass:
                 run[at:end].decode()
         except UnicodeDecodeError:
             return -1
-        local, adapts, sealing = plan = self._plans.get(name) or self._plan(name)
+        local, adapts, sealing, written = self._plans.get(name) or self._plan(name)
         if sealing or (adapts and self.sealer is not None):  # held, to seal or note the id
             if begin > done:
                 out.append(run.part(done, begin))
@@ -360,14 +360,15 @@ class CallPass:
                 held.partial = _PIECES(run, at, end)
             self._flush(index, out, Event(run[end : m.end()]), True)
             return end
-        if local is None or local == name:
+        if written is None:
             if not adapts:
                 return done  # nothing changes
             out.append(run.part(done, at))
         else:
             if begin > done:
                 out.append(run.part(done, begin))
-            out.append(self._renamed(run[begin:at], m.start(3) - begin, m.end(3) - begin, plan))
+            raw = run[begin : m.start(3)] + written + run[m.end(3) : at]
+            out.append(self._renamed(name, local, raw))
             if not adapts:
                 return at
         call = self._adapted(name, _string(b"".join(_PIECES(run, at, end))))
@@ -382,9 +383,11 @@ class CallPass:
         """A tool block's start (matched by ``m`` from ``offset``) with its name mapped back
         in its bytes; passed on, or held with its deltas."""
         name, ident, index = call
-        local, adapts, sealing = plan = self._plan(name)
-        if local is not None and local != name:
-            event = self._renamed(event.raw, m.start(3) - offset, m.end(3) - offset, plan)
+        local, adapts, sealing, written = self._plan(name)
+        if written is not None:
+            raw = event.raw
+            cut, to = m.start(3) - offset, m.end(3) - offset
+            event = self._renamed(name, local, raw[:cut] + written + raw[to:])
         held = None
         if adapts or sealing:
             held = self._held[index] = _Held(name, ident, adapts)
@@ -394,22 +397,22 @@ class CallPass:
         out.append(event)
         return held
 
-    def _renamed(self, raw: bytes, cut: int, to: int, plan: _Plan) -> Event:
-        """A start in the common shape with the name at ``raw[cut:to]`` mapped back."""
-        local = plan[0]
-        assert local is not None
+    def _renamed(self, name: str, local: str | None, raw: bytes) -> Event:
+        """A start in the common shape, ``raw`` with its name mapped back, noted."""
         if self.report is not None:
-            self.report.rename(raw[cut:to].decode(), local)
-        return Event(raw[:cut] + jsonio.dumps(local)[1:-1] + raw[to:])
+            assert local is not None
+            self.report.rename(name, local)
+        return Event(raw)
 
     def _plan(self, name: str) -> _Plan:
-        """The local name, whether the arguments are adapted, whether the id may be sealed."""
         plan = self._plans.get(name)
         if plan is None:
             rt, reg = self.rt, self.registered
             local = rt.inbound_name(name, reg)
             sealing = self.sealer is not None and self.sealer.may_seal(local or name)
-            plan = self._plans[name] = (local, adapts_arguments(rt, name, reg), sealing)
+            written = jsonio.dumps(local)[1:-1] if local is not None and local != name else None
+            adapts = adapts_arguments(rt, name, reg)
+            plan = self._plans[name] = (local, adapts, sealing, written)
         return plan
 
     def _start(self, event: Event, data: dict[str, Any], out: list[Piece]) -> None:
@@ -428,7 +431,7 @@ class CallPass:
             out.append(event)
             return
         rt, reg = self.rt, self.registered
-        local, adapts, sealing = self._plan(name)
+        local, adapts, sealing, _ = self._plan(name)
         new_block = block
         held = None
         if adapts or sealing:
