@@ -31,128 +31,41 @@ from collections.abc import Iterable
 from typing import Any
 
 from bridge_rules import jsonio
-from bridge_rules.calls import ToolCall, adapts_arguments, inbound_call
+from bridge_rules.calls import adapts_arguments, inbound_call
 from bridge_rules.runtime import Runtime
-from bridge_rules.transform.framing import Event, EventStream, Framed, Piece, events_in
+from bridge_rules.transform.framing import Event, EventStream, Framed, Piece
+from bridge_rules.transform.held import Held, HeldCalls, Plan
 from bridge_rules.transform.inbound import freeze
 from bridge_rules.transform.references import references_in
 from bridge_rules.transform.results import CallSealer
+from bridge_rules.transform.shapes import (
+    ARGS_DELTA,
+    BLOCK_KEY,
+    PIECES,
+    STOP,
+    TOOL_START,
+    WHOLE_CALL,
+    args_delta,
+    is_utf8,
+    string_text,
+)
 from bridge_rules.transform.unmapped import InboundReport
 
 _KINDS = frozenset({"content_block_start", "content_block_delta", "content_block_stop", "error"})
 _START = b"content_block_start"
-# Looked for in runs: every block start that names a block has this key, and no other
-# event does (a delta's type, "content_block_delta", has no quote after "block").
-# bytes.find skips through text faster on it than on the event's name.
-_BLOCK_KEY = b'"content_block"'
 _MESSAGE_END = ("message_delta", "message_stop")
-# The three events of a streamed tool call as every Anthropic endpoint writes them
-# (compact JSON, these keys in this order, LF line ends), read from their bytes alone.
-# Their strings hold no escape that a parser and orjson would write differently back
-# (no ``\\u``, so pieces of arguments join as their decoded text joins), and their bytes
-# are valid UTF-8 (checked when not ASCII): the fields read are what parsing gives, and
-# an event built around them is what writing the parsed event would give. Any other
-# shape is parsed.
-_INDEX = rb"(0|[1-9][0-9]{0,8})"
-_PLAIN = rb'[^"\\\x00-\x1f]*'
-_ESCAPED = _PLAIN + rb'(?:\\["\\/bfnrt]' + _PLAIN + rb")*"
-_START_SHAPE = (
-    rb'event: content_block_start\ndata: \{"type":"content_block_start","index":%s,'
-    rb'"content_block":\{"type":"tool_use","id":"('
-    + _PLAIN
-    + rb')","name":"('
-    + _PLAIN
-    + rb')","input":\{\}\}\}\n\n'
-)
-_DELTA_SHAPE = (
-    rb'event: content_block_delta\ndata: \{"type":"content_block_delta","index":%s,'
-    rb'"delta":\{"type":"input_json_delta","partial_json":"(%s)"\}\}\n\n'
-)
-_STOP_SHAPE = rb'event: content_block_stop\ndata: \{"type":"content_block_stop","index":%s\}\n\n'
-_TOOL_START = re.compile(_START_SHAPE % _INDEX).fullmatch
-_ARGS_DELTA = re.compile(_DELTA_SHAPE % (_INDEX, _ESCAPED))
-_STOP = re.compile(_STOP_SHAPE % _INDEX)
-# A whole call in one run: its start, its argument deltas, its stop (same index).
-_WHOLE_CALL = re.compile(
-    _START_SHAPE % _INDEX
-    + rb"((?:"
-    + _DELTA_SHAPE % (rb"\1", rb"(?:" + _ESCAPED + rb")")
-    + rb")*)"
-    + _STOP_SHAPE % rb"\1"
-).match
-_PIECES = re.compile(rb'"partial_json":"(' + _ESCAPED + rb')"\}\}\n\n').findall
-_ARGS_HEAD = (
-    b'event: content_block_delta\ndata: {"type":"content_block_delta","index":%d,'
-    b'"delta":{"type":"input_json_delta","partial_json":%s}}\n\n'
-)
 
 
-_Start = tuple[str, str, int]
-"""A tool block's start read from its bytes: the name, the id, the index."""
-_Plan = tuple[str | None, bool, bool, bytes | None]
-"""For a wire name: its local name, whether its arguments are adapted, whether its id
-may be sealed, and the local name as written in JSON when it differs."""
-
-
-class _Held:
-    """A tool block whose argument deltas (and, for a sealed call, start) wait for its stop."""
-
-    __slots__ = ("adapts", "clean", "decoded", "deltas", "id", "partial", "start", "wire")
-
-    def __init__(self, wire: str, ident: Any, adapts: bool) -> None:
-        self.wire = wire
-        self.id = ident
-        self.adapts = adapts  # the input is adapted (else only the start waits for its id)
-        self.start: Event | None = None  # held until the call's id is known
-        self.deltas: list[Piece] = []
-        # the pieces of the input: decoded, or the bytes between a string's quotes
-        self.partial: list[str | bytes] = []
-        self.decoded = False  # some pieces were parsed from their event (str)
-        self.clean = True
-
-    def text(self) -> str:
-        parts = self.partial
-        if not self.decoded:  # all bytes between quotes, no \\u in them: decoded at once
-            return _string(b"".join(parts))  # type: ignore[arg-type]
-        return "".join(p if type(p) is str else _string(p) for p in parts)  # type: ignore[arg-type]
-
-
-def _utf8(data: bytes) -> bool:
-    try:
-        data.decode()
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
-def _string(inner: bytes) -> str:
-    """The text a JSON string holds, from the bytes between its quotes."""
-    return jsonio.loads(b'"' + inner + b'"')  # type: ignore[no-any-return]
-
-
-class CallPass:
+class CallPass(HeldCalls):
     """Names mapped back, arguments adapted, ids sealed; everything else as it came."""
 
-    def __init__(
-        self,
-        rt: Runtime,
-        registered: tuple[str, ...] | None,
-        sealer: CallSealer | None = None,
-        report: InboundReport | None = None,
-    ) -> None:
-        self.rt = rt
-        self.registered = registered
-        self.sealer = sealer
-        self.report = report  # receives the names mapped back
-        self._held: dict[int, _Held] = {}
-        self._plans: dict[str, _Plan] = {}  # by wire name
-        self.fast = True  # events in the common shape read from their bytes (tests turn it off)
+    fast = True  # events in the common shape read from their bytes (tests turn it off)
 
     def run(self, pieces: list[Piece]) -> list[Piece]:
         if len(pieces) == 1 and type(pieces[0]) is Framed and pieces[0].whole:
             look = 0
             if not self._held:
-                look = pieces[0].find(_BLOCK_KEY)
+                look = pieces[0].find(BLOCK_KEY)
                 if look < 0:
                     return pieces  # the common case: one run as framed, no block starts in it
             return self._whole(pieces[0], [], look)
@@ -183,7 +96,7 @@ class CallPass:
                 self._event(Event(run[done:end]), out)
                 done = look = end
                 continue
-            at = run.find(_BLOCK_KEY, look)
+            at = run.find(BLOCK_KEY, look)
             if at < 0:
                 break
             before = run.rfind(b"\n\n", done, at)  # the boundary before this event
@@ -224,7 +137,7 @@ class CallPass:
         elif self.fast and self._shaped(held, event, out):
             return
         if self.fast:
-            start = _TOOL_START(raw)
+            start = TOOL_START(raw)
             if start is not None and self._tool_start(event, start, out):
                 return
         kind = event.kind
@@ -268,14 +181,14 @@ class CallPass:
         else:
             out.append(event)
 
-    def _shaped(self, held: dict[int, _Held], event: Event, out: list[Piece]) -> bool:
+    def _shaped(self, held: dict[int, Held], event: Event, out: list[Piece]) -> bool:
         """An argument delta or a stop in the common shape, read from its bytes; False
         for any other event (it is parsed)."""
         raw = event.raw
-        m = _ARGS_DELTA.fullmatch(raw)
+        m = ARGS_DELTA.fullmatch(raw)
         if m is not None:
             piece = m[2]
-            if not (piece.isascii() or _utf8(piece)):
+            if not (piece.isascii() or is_utf8(piece)):
                 return False  # not JSON: parsing says so, and it goes on as it came
             block = held.get(int(m[1]))
             if block is None:
@@ -284,7 +197,7 @@ class CallPass:
                 block.deltas.append(event)
                 block.partial.append(piece)
             return True
-        m = _STOP.fullmatch(raw)
+        m = STOP.fullmatch(raw)
         if m is None:
             return False
         index = int(m[1])
@@ -304,7 +217,7 @@ class CallPass:
         index = int(m[1])
         if index in self._held:  # a duplicate start: flush first
             self._flush(index, out)
-        self._open(event, m, 0, out, (name, ident, index))
+        self._open(event, m, 0, out, (name, ident, index), plan=self._plan(name))
         return True
 
     def _held_in_run(self, run: Framed, done: int, out: list[Piece]) -> int:
@@ -313,20 +226,20 @@ class CallPass:
         its block's flush), or -1 (the event there goes on its own)."""
         held = self._held
         at = done
-        m = _ARGS_DELTA.match(run, at)
+        m = ARGS_DELTA.match(run, at)
         while m is not None:
             piece = m[2]
             block = held.get(int(m[1]))
-            if block is None or not (piece.isascii() or _utf8(piece)):
+            if block is None or not (piece.isascii() or is_utf8(piece)):
                 break
             end = m.end()
             block.deltas.append(Event(run[at:end]))
             block.partial.append(piece)
             at = end
-            m = _ARGS_DELTA.match(run, at)
+            m = ARGS_DELTA.match(run, at)
         if at > done:
             return at
-        m = _STOP.match(run, at)
+        m = STOP.match(run, at)
         if m is None or int(m[1]) not in held:
             return -1
         self._flush(int(m[1]), out, Event(run[at : m.end()]), True)
@@ -337,7 +250,7 @@ class CallPass:
         in the common shape: its name mapped back in its bytes, its arguments read and
         adapted at once; what comes before it from ``done`` passed on. Where the bytes
         passed on end, or -1 (the events go one by one)."""
-        m = _WHOLE_CALL(run, begin)
+        m = WHOLE_CALL(run, begin)
         if m is None:
             return -1
         at, end = m.span(4)  # the argument deltas
@@ -348,16 +261,17 @@ class CallPass:
                 run[at:end].decode()
         except UnicodeDecodeError:
             return -1
-        local, adapts, sealing, written = self._plans.get(name) or self._plan(name)
+        local, adapts, sealing, written = plan = self._plans.get(name) or self._plan(name)
         if sealing or (adapts and self.sealer is not None):  # held, to seal or note the id
             if begin > done:
                 out.append(run.part(done, begin))
             index = int(m[1])
-            held = self._open(Event(run[begin:at]), m, begin, out, (name, m[2].decode(), index))
+            start = Event(run[begin:at])
+            held = self._open(start, m, begin, out, (name, m[2].decode(), index), plan=plan)
             assert held is not None
             if end > at:
                 held.deltas.append(run.part(at, end))
-                held.partial = _PIECES(run, at, end)
+                held.partial = PIECES(run, at, end)
             self._flush(index, out, Event(run[end : m.end()]), True)
             return end
         if written is None:
@@ -371,40 +285,13 @@ class CallPass:
             out.append(self._renamed(name, local, raw))
             if not adapts:
                 return at
-        call = self._adapted(name, _string(b"".join(_PIECES(run, at, end))))
+        call = self._adapted(name, string_text(b"".join(PIECES(run, at, end))))
         if call is None:
             return at  # the deltas go on as received
-        out.append(_args_delta(int(m[1]), call))
+        out.append(args_delta(int(m[1]), call))
         return end
 
-    def _open(
-        self, event: Event, m: re.Match[bytes], offset: int, out: list[Piece], call: _Start
-    ) -> _Held | None:
-        """A tool block's start (matched by ``m`` from ``offset``) with its name mapped back
-        in its bytes; passed on, or held with its deltas."""
-        name, ident, index = call
-        local, adapts, sealing, written = self._plan(name)
-        if written is not None:
-            raw = event.raw
-            cut, to = m.start(3) - offset, m.end(3) - offset
-            event = self._renamed(name, local, raw[:cut] + written + raw[to:])
-        held = None
-        if adapts or sealing:
-            held = self._held[index] = _Held(name, ident, adapts)
-            if sealing:
-                held.start = event
-                return held
-        out.append(event)
-        return held
-
-    def _renamed(self, name: str, local: str | None, raw: bytes) -> Event:
-        """A start in the common shape, ``raw`` with its name mapped back, noted."""
-        if self.report is not None:
-            assert local is not None
-            self.report.rename(name, local)
-        return Event(raw)
-
-    def _plan(self, name: str) -> _Plan:
+    def _plan(self, name: str) -> Plan:
         plan = self._plans.get(name)
         if plan is None:
             rt, reg = self.rt, self.registered
@@ -443,7 +330,7 @@ class CallPass:
                 if new_id != block.get("id"):
                     new_block["id"] = new_id
             elif isinstance(index, int):
-                held = self._held[index] = _Held(name, block.get("id"), adapts)
+                held = self._held[index] = Held(name, block.get("id"), adapts)
         if new_block is block and local is not None and local != name:
             new_block = {**block, "name": local}
         if new_block is not block:
@@ -454,83 +341,6 @@ class CallPass:
             held.start = event
         else:
             out.append(event)
-
-    # ------------------------------------------------------- releasing
-    def _flush(
-        self, index: int, out: list[Piece], stop: Event | None = None, common: bool = False
-    ) -> None:
-        """One held block, before its ``stop`` (or when its stop never came): the start with
-        the id it was sealed with, then one delta with the adapted input; both as received
-        when the input is not a whole JSON object. ``common``: the stop has the common
-        shape."""
-        held = self._held.pop(index)
-        # a new delta is written like the stop, or like the first delta
-        like = stop or (events_in(held.deltas[0])[0] if held.deltas else None)
-        call = self._call(held) if like is not None or held.start is not None else None
-        start = held.start
-        if start is not None:
-            if call is not None:
-                new_id = self._sealed(held.id, call)
-                if new_id != held.id:
-                    data = start.json()
-                    block = {**data["content_block"], "id": new_id}
-                    start = start.with_data({**data, "content_block": block})
-            out.append(start)
-        if call is None or not held.adapts or like is None:
-            out.extend(held.deltas)
-            return
-        if common:  # written like the stop, in the common shape
-            out.append(_args_delta(index, call))
-        else:
-            delta = _delta(index, call)
-            out.append(Event.made("content_block_delta", delta, like.eol, like.name is not None))
-
-    def _call(self, held: _Held) -> ToolCall | None:
-        """The call in local shape, or None when the held input is not a whole JSON object."""
-        if not held.clean:
-            return None
-        call = self._adapted(held.wire, held.text())
-        if call is not None and held.start is None:  # not sealed at the stop: noted here
-            self._sealed(held.id, call)
-        return call
-
-    def _adapted(self, wire: str, text: str) -> ToolCall | None:
-        try:
-            args = jsonio.loads(text) if text.strip() else {}
-        except jsonio.JSONDecodeError:
-            return None
-        if not isinstance(args, dict):
-            return None
-        return inbound_call(self.rt, wire, args, self.registered)
-
-    def _sealed(self, call_id: Any, call: ToolCall) -> Any:
-        if self.sealer is None or not isinstance(call_id, str):
-            return call_id
-        return self.sealer.seal(call_id, call)
-
-    def _release_all(self, out: list[Piece]) -> None:
-        """Everything held, as received (an error event, or the end of the stream)."""
-        for _, held in sorted(self._held.items()):
-            if held.start is not None:
-                out.append(held.start)
-            out.extend(held.deltas)
-        self._held.clear()
-
-
-def _delta(index: int, call: ToolCall) -> dict[str, Any]:
-    partial = jsonio.dumps(call.arguments).decode()
-    return {
-        "type": "content_block_delta",
-        "index": index,
-        "delta": {"type": "input_json_delta", "partial_json": partial},
-    }
-
-
-def _args_delta(index: int, call: ToolCall) -> Event:
-    """The one delta carrying a call's adapted input, in the common shape: written around
-    its one string, as writing the whole event would write it."""
-    data = _delta(index, call)
-    return Event(_ARGS_HEAD % (index, jsonio.dumps(data["delta"]["partial_json"])), data)
 
 
 class StreamRewriter(EventStream):
