@@ -38,13 +38,13 @@ _START = (
 )  # fmt: skip
 _DELTA = (
     rb'event: content_block_delta\ndata: \{"type":"content_block_delta","index":%s,'
-    rb'"delta":\{"type":"input_json_delta","partial_json":"(%s)"\}\}\n\n'
+    rb'"delta":\{"type":"input_json_delta","partial_json":"%s"\}\}\n\n'
 )
 _STOP = rb'event: content_block_stop\ndata: \{"type":"content_block_stop","index":%s\}\n\n'
 
 TOOL_START = re.compile(_START % _INDEX).fullmatch
 """A ``tool_use`` start whose input streams after it: index, id, name."""
-ARGS_DELTA = re.compile(_DELTA % (_INDEX, _ESCAPED))
+ARGS_DELTA = re.compile(_DELTA % (_INDEX, rb"(" + _ESCAPED + rb")"))
 """An ``input_json_delta``: index, the bytes between the quotes of ``partial_json``."""
 STOP = re.compile(_STOP % _INDEX)
 """A ``content_block_stop``: index."""

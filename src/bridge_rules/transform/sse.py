@@ -221,7 +221,7 @@ class CallPass(HeldCalls):
         return True
 
     def _held_in_run(self, run: Framed, done: int, out: list[Piece]) -> int:
-        """Argument deltas of held blocks from ``done``, or a held block's stop, in the
+        """Argument deltas of held blocks from ``done``, and a held block's stop, in the
         common shape: read where they are. Where they end (a stop stays in the run, after
         its block's flush), or -1 (the event there goes on its own)."""
         held = self._held
@@ -237,13 +237,11 @@ class CallPass(HeldCalls):
             block.partial.append(piece)
             at = end
             m = ARGS_DELTA.match(run, at)
-        if at > done:
-            return at
         m = STOP.match(run, at)
-        if m is None or int(m[1]) not in held:
-            return -1
-        self._flush(int(m[1]), out, Event(run[at : m.end()]), True)
-        return at
+        if m is not None and int(m[1]) in held:
+            self._flush(int(m[1]), out, Event(run[at : m.end()]), True)
+            return at
+        return at if at > done else -1
 
     def _call_in_run(self, run: Framed, done: int, begin: int, out: list[Piece]) -> int:
         """A call whose start, argument deltas and stop are all in ``run`` from ``begin``,
