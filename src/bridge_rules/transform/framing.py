@@ -231,7 +231,8 @@ class Framed(bytes):
         return since if at < 0 else _paired(self, at, since)
 
     def part(self, begin: int, end: int) -> Framed:
-        return framed(self[begin:end], False)
+        """Some of the events of a :attr:`whole` run (LF boundaries only)."""
+        return Framed(self[begin:end])
 
 
 def framed(data: bytes | bytearray, cr: bool) -> Framed:
@@ -321,7 +322,14 @@ class Framer:
         else:
             seen = len(buf)
             buf += chunk
-            end = _last_end(buf, max(0, seen - (3 if cr else 1)), cr)
+            if cr:
+                end = _last_end(buf, max(0, seen - 3), cr)
+            else:  # _last_end's first case, inlined: a call costs as much as the search
+                end = buf.rfind(b"\n\n", seen - 1)
+                if end > 0 and buf[end - 1] == 0x0A:
+                    end = _paired(buf, end, 0)
+                elif end >= 0:
+                    end += 2
             if end > _SLICED:  # the buffer let go first: a long event takes twice its size
                 with memoryview(buf) as view:
                     done = bytes(view[:end])
