@@ -215,3 +215,17 @@ def test_a_whole_call_in_one_chunk_is_renamed_and_its_input_sent_once() -> None:
     assert fast[0].count(b"input_json_delta") == 1
     assert b'"partial_json":"{\\"path\\":\\"src/a.py\\"}"' in fast[0]
     assert fast[1] == {"Read_ide": "read"}
+
+
+def test_every_cut_of_calls_to_each_name_gives_what_parsing_gives() -> None:
+    # Each name's call cut in two at every byte: the start read alone, then the deltas
+    # and the stop read where they are, or the call read whole.
+    text = {"type": "text_delta", "text": "ok"}
+    before = _event(
+        "content_block_delta", {"type": "content_block_delta", "index": 0, "delta": text}, "common"
+    )
+    parts = ['{"path": "src/', 'a.py", "command": "ls\\n"}']
+    stream = before + b"".join(whole_call(i + 1, name, parts) for i, name in enumerate(NAMES))
+    for sealed in (None, frozenset({"read"})):
+        for cut in range(len(stream) + 1):
+            assert rewrite(stream, [cut], True, sealed) == rewrite(stream, [cut], False, sealed)

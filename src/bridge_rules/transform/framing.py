@@ -373,7 +373,7 @@ def events_in(piece: Piece) -> list[Event]:
 
 
 def joined(pieces: list[Piece]) -> bytes:
-    return b"".join([p.raw for p in pieces])
+    return b"".join([p if type(p) is Framed else p.raw for p in pieces])  # no property call
 
 
 class EventStream:

@@ -42,7 +42,7 @@ _DELTA = (
 )
 _STOP = rb'event: content_block_stop\ndata: \{"type":"content_block_stop","index":%s\}\n\n'
 
-TOOL_START = re.compile(_START % _INDEX).fullmatch
+TOOL_START = re.compile(_START % _INDEX)
 """A ``tool_use`` start whose input streams after it: index, id, name."""
 ARGS_DELTA = re.compile(_DELTA % (_INDEX, rb"(" + _ESCAPED + rb")"))
 """An ``input_json_delta``: index, the bytes between the quotes of ``partial_json``."""

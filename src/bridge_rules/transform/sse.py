@@ -137,7 +137,7 @@ class CallPass(HeldCalls):
         elif self.fast and self._shaped(held, event, out):
             return
         if self.fast:
-            start = TOOL_START(raw)
+            start = TOOL_START.fullmatch(raw)
             if start is not None and self._tool_start(event, start, out):
                 return
         kind = event.kind
@@ -250,7 +250,7 @@ class CallPass(HeldCalls):
         passed on end, or -1 (the events go one by one)."""
         m = WHOLE_CALL(run, begin)
         if m is None:
-            return -1
+            return self._start_in_run(run, done, begin, out)
         at, end = m.span(4)  # the argument deltas
         try:
             name = m[3].decode()
@@ -288,6 +288,28 @@ class CallPass(HeldCalls):
             return at  # the deltas go on as received
         out.append(args_delta(int(m[1]), call))
         return end
+
+    def _start_in_run(self, run: Framed, done: int, begin: int, out: list[Piece]) -> int:
+        """A tool block's start in the common shape whose call goes on past ``run``: renamed
+        in its bytes, or held; what comes before it passed on. Where the bytes passed on
+        end, or -1 (the event goes on its own)."""
+        m = TOOL_START.match(run, begin)
+        if m is None:
+            return -1
+        try:
+            name = m[3].decode()
+            ident = m[2].decode()
+        except UnicodeDecodeError:
+            return -1
+        plan = self._plans.get(name) or self._plan(name)
+        _, adapts, sealing, written = plan
+        if written is None and not adapts and not sealing:
+            return done  # nothing changes
+        if begin > done:
+            out.append(run.part(done, begin))
+        start = Event(run[begin : m.end()])
+        self._open(start, m, begin, out, (name, ident, int(m[1])), plan=plan)
+        return m.end()
 
     def _plan(self, name: str) -> Plan:
         plan = self._plans.get(name)
