@@ -11,8 +11,9 @@ one ``bytes``. A pass that only needs to know whether anything in it concerns it
 the bytes (``b"tool" in run``), and a run nothing concerns goes on unsplit; a pass that
 does care takes :meth:`Framed.events`, split once and kept, so the passes after it
 reuse the same :class:`Event` objects. An event parses its fields and its JSON on
-first use and keeps them; an event a pass rebuilds carries the data it was built
-from, so no pass parses another's output.
+first use and keeps them; an event a pass rebuilds from data carries that data, so no
+pass parses another's output (one it edits as bytes, a tool start renamed in place, is
+parsed by a later pass only if that pass reads it).
 """
 
 from __future__ import annotations
