@@ -3,8 +3,10 @@
 :class:`CallPass` is one pass over the events :mod:`~bridge_rules.transform.framing`
 cuts. Runs of events are sorted by their bytes before anything is parsed (event kinds
 and block types are found as every producer writes them, not spelt with ``\\u``
-escapes); only an event that may change is parsed, and it passes on either as it came
-or rebuilt with its own line ending:
+escapes); a tool call's events in the shape Anthropic's endpoints write are read from
+their bytes (:mod:`~bridge_rules.transform.shapes`; a whole call in one run at once),
+any other event that may change is parsed, and it passes on either as it came or
+rebuilt with its own line ending:
 
 * ``content_block_start`` of a ``tool_use`` block: the name is mapped back at
   once (the name occurs only there);
