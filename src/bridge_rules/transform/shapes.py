@@ -71,7 +71,7 @@ def is_utf8(data: bytes) -> bool:
 
 def string_text(inner: bytes) -> str:
     """The text a JSON string holds, from the bytes between its quotes."""
-    return jsonio.loads(b'"' + inner + b'"')  # type: ignore[no-any-return]
+    return jsonio.loads(b'"%s"' % inner)  # type: ignore[no-any-return]
 
 
 def delta_data(index: int, call: ToolCall) -> dict[str, Any]:
