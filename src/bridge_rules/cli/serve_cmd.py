@@ -51,6 +51,18 @@ def _check(options: dict[str, Any]) -> None:
             fail(f"--{name.replace('_', '-')} must be positive")
 
 
+def _check_claude_code(max_sessions: int) -> None:
+    """Exit 2 when ``--upstream claude-code`` cannot work: no SDK, or no sessions."""
+    import importlib.util
+
+    from bridge_rules.proxy.claude_code import MISSING_SDK
+
+    if importlib.util.find_spec("claude_agent_sdk") is None:
+        fail(MISSING_SDK)
+    if max_sessions < 1:
+        fail("--max-sessions must be at least 1")
+
+
 def _read_config(ctx: typer.Context, param: Any, value: str | None) -> None:
     """``--config FILE``: option values as the lowest-priority defaults (``ctx.default_map``)."""
     if not value:
@@ -105,7 +117,8 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
         str,
         typer.Option(
             help="The anthropic-messages endpoint to forward to, e.g. "
-            "https://api.anthropic.com (without /v1)."
+            "https://api.anthropic.com (without /v1), or claude-code to answer with the "
+            "Claude Code CLI (docs/claude-code-upstream.md)."
         ),
     ],
     rules: RulesOption = None,
@@ -160,6 +173,25 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
     log_prompts: Annotated[
         bool, typer.Option(help="Put prompt and response text in the debug log too.")
     ] = False,
+    claude_path: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(help="With --upstream claude-code: the CLI binary (default: the SDK's own)."),
+    ] = None,
+    max_sessions: Annotated[
+        int, typer.Option(help="With --upstream claude-code: CLI processes at once; more get 429.")
+    ] = 4,
+    claude_allow: Annotated[
+        Optional[list[str]],  # noqa: UP045
+        typer.Option(
+            help="With --upstream claude-code: a tool the CLI may run itself (a pattern such "
+            "as WebSearch or mcp__github__*); repeatable. Default: none.",
+            metavar="TOOL",
+        ),
+    ] = None,
+    claude_mcp_config: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(help="With --upstream claude-code: a JSON file of your own MCP servers."),
+    ] = None,
     config_file: Annotated[
         Optional[str],  # noqa: UP045
         typer.Option(
@@ -185,6 +217,7 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
     from urllib.parse import urlsplit
 
     from bridge_rules.proxy.config import (
+        CLAUDE_CODE,
         MULTIPROC_ENV,
         ProxyConfig,
         bind_problem,
@@ -192,11 +225,13 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
     )
 
     parts = urlsplit(upstream)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
+    if upstream == CLAUDE_CODE:
+        _check_claude_code(max_sessions)
+    elif parts.scheme not in ("http", "https") or not parts.netloc:
         fail(f"--upstream must be an http(s) URL, got '{upstream}'")
     if parts.query or parts.fragment:
         fail(f"--upstream takes no query string or fragment, got '{upstream}'")
-    upstream, notice = normalise_upstream(upstream)
+    upstream, notice = normalise_upstream(upstream) if upstream != CLAUDE_CODE else (upstream, None)
     if notice is not None:
         warn(notice)
     _check(locals())
@@ -222,6 +257,10 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
         max_sse_event_bytes=max_sse_event_bytes,
         outbound_cache_mb=outbound_cache_mb,
         upstream_keepalive=upstream_keepalive,
+        claude_path=claude_path,
+        max_sessions=max_sessions,
+        claude_allow=tuple(claude_allow or ()),
+        claude_mcp_config=claude_mcp_config,
     )
     problem = bind_problem(host, port)
     if problem is not None:

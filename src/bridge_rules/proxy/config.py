@@ -22,6 +22,8 @@ DEFAULT_BODY_TIMEOUT = 60.0
 DEFAULT_MAX_SSE_EVENT = 16 * 1024 * 1024
 DEFAULT_OUTBOUND_CACHE_MB = 64
 DEFAULT_UPSTREAM_KEEPALIVE = 30.0
+CLAUDE_CODE = "claude-code"
+"""``--upstream claude-code``: answer with the Claude Code CLI (docs/claude-code-upstream.md)."""
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,10 @@ class ProxyConfig:
     max_sse_event_bytes: int = DEFAULT_MAX_SSE_EVENT  # one event of a rewritten stream
     outbound_cache_mb: int = DEFAULT_OUTBOUND_CACHE_MB  # rewritten messages kept; 0: off
     upstream_keepalive: float = DEFAULT_UPSTREAM_KEEPALIVE  # idle pooled connection; 0: none
+    claude_path: str | None = None  # with CLAUDE_CODE: the CLI binary; None: the SDK's own
+    max_sessions: int = 4  # with CLAUDE_CODE: concurrent CLI processes; more get 429
+    claude_allow: tuple[str, ...] = ()  # with CLAUDE_CODE: tools the CLI may run itself
+    claude_mcp_config: str | None = None  # with CLAUDE_CODE: the user's own MCP servers
 
     @property
     def base(self) -> str:
@@ -51,6 +57,7 @@ class ProxyConfig:
     def from_env(cls) -> ProxyConfig:
         raw = json.loads(os.environ[ENV_VAR])
         raw["rules"] = tuple(raw.get("rules") or ())
+        raw["claude_allow"] = tuple(raw.get("claude_allow") or ())
         return cls(**raw)
 
 

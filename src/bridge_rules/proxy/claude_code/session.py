@@ -1,0 +1,256 @@
+"""One request through one CLI process: replay the conversation, bridge the answer.
+
+The CLI runs in a fresh scratch directory (its working directory and ``HOME``, both
+empty) that is removed afterwards, with session persistence off and no settings
+files read. Every permission request is denied (``interrupt``) unless the policy lets
+the CLI run that tool itself; the answer goes to the client once the model call that
+proposed tools has ended, and the process is stopped then whatever it was doing, so a
+tool the CLI would run without asking never gets the chance.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fnmatch
+import logging
+import shutil
+import tempfile
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from claude_agent_sdk import (
+    ClaudeAgentOptions,
+    ClaudeSDKClient,
+    PermissionResultAllow,
+    PermissionResultDeny,
+    ResultMessage,
+    SdkMcpTool,
+    StreamEvent,
+    SystemMessage,
+    ToolPermissionContext,
+    create_sdk_mcp_server,
+)
+
+from bridge_rules.proxy.claude_code.events import Bridge, Event
+from bridge_rules.proxy.claude_code.plan import CliPlan, McpTool
+from bridge_rules.proxy.claude_code.process import CliOutputError, CliProcess, child_env
+
+log = logging.getLogger("bridge_rules.proxy.claude_code")
+
+DENIED = (
+    "Not run here: bridge-rules proposes this call to the client, which runs it and "
+    "sends the result in its next request."
+)
+SETTLE = 2.0
+"""Seconds the CLI has, after the model call that proposed tools ended, to end its turn
+(the denials make it stop) before it is stopped anyway."""
+
+
+class CliFailed(Exception):
+    """The CLI could not answer; ``status`` is the HTTP status the client gets."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Which tools the CLI may run itself; by default none."""
+
+    allow: tuple[str, ...] = ()
+    """Patterns (``fnmatch``) of CLI tool names: ``WebSearch``, ``mcp__github__*``."""
+    mcp_config: str | None = None
+    """A JSON file of the user's own MCP servers (``{"mcpServers": {...}}``)."""
+
+    def runs(self, name: str) -> bool:
+        return any(fnmatch.fnmatchcase(name, p) for p in self.allow)
+
+    def servers(self) -> dict[str, Any]:
+        if not self.mcp_config:
+            return {}
+        import json
+
+        data = json.loads(Path(self.mcp_config).read_text(encoding="utf-8"))
+        servers = data.get("mcpServers", data) if isinstance(data, dict) else {}
+        return dict(servers) if isinstance(servers, dict) else {}
+
+
+@dataclass
+class Run:
+    """What one request did, for the log and the tests."""
+
+    denied: list[str] = field(default_factory=list)
+    allowed: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    """Built-ins offered that the CLI's inventory did not list."""
+
+
+async def _not_run(args: dict[str, Any]) -> dict[str, Any]:
+    """An MCP tool's handler: reached only if the CLI ran a tool it was denied."""
+    log.error("claude-code: the CLI ran a denied MCP tool; nothing was executed")
+    return {"content": [{"type": "text", "text": DENIED}], "is_error": True}
+
+
+def _server(name: str, tools: list[McpTool]) -> Any:
+    sdk_tools = [SdkMcpTool(t.name, t.description, t.schema, _not_run) for t in tools]
+    return create_sdk_mcp_server(name, tools=sdk_tools)
+
+
+class Session:
+    def __init__(
+        self,
+        plan: CliPlan,
+        claude_path: str,
+        policy: Policy,
+        environ: Mapping[str, str],
+        idle_timeout: float,
+    ) -> None:
+        self.plan = plan
+        self.policy = policy
+        self.idle_timeout = idle_timeout
+        self.run = Run()
+        self.bridge = Bridge(plan.wire_name, policy.runs)
+        self._call_ended = asyncio.Event()
+        self._scratch = Path(tempfile.mkdtemp(prefix="bridge-rules-claude-"))
+        (self._scratch / "home").mkdir()
+        (self._scratch / "work").mkdir()
+        system_file = self._scratch / "system.txt"
+        system_file.write_text(plan.system, encoding="utf-8")
+        servers: dict[str, Any] = policy.servers()
+        servers.update({name: _server(name, tools) for name, tools in plan.servers.items()})
+        options = ClaudeAgentOptions(
+            tools=list(plan.builtins),
+            system_prompt={"type": "file", "path": str(system_file)},
+            model=plan.model,
+            mcp_servers=servers,
+            strict_mcp_config=True,
+            setting_sources=[],
+            include_partial_messages=True,
+            can_use_tool=self._decide,
+            cli_path=claude_path,
+            cwd=str(self._scratch / "work"),
+            extra_args={"no-session-persistence": None},
+        )
+        env = child_env(environ, str(self._scratch / "home"), plan.env)
+        self.process = CliProcess(
+            replace(options, permission_prompt_tool_name="stdio"), env, str(self._scratch / "work")
+        )
+        self.client = ClaudeSDKClient(options, transport=self.process)
+
+    async def _decide(
+        self, name: str, tool_input: dict[str, Any], context: ToolPermissionContext
+    ) -> PermissionResultAllow | PermissionResultDeny:
+        if self.policy.runs(name):
+            self.run.allowed.append(name)
+            return PermissionResultAllow(updated_input=tool_input)
+        self.run.denied.append(name)
+        log.info("claude-code: denied %s (proposed to the client instead)", name)
+        # Answer once the call's stream is complete, so the denial cuts nothing short.
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self._call_ended.wait(), SETTLE)
+        return PermissionResultDeny(message=DENIED, interrupt=True)
+
+    async def events(self) -> AsyncGenerator[Event, None]:
+        """The client's events, in order; raises :class:`CliFailed` before the first one
+        when the CLI cannot answer."""
+        try:
+            await self._within(self.client.connect(), "start")
+            messages = self.client.receive_messages()
+            for line in self.plan.lines[:-1]:
+                await self._send(line)
+                if line["type"] == "user":
+                    await self._until_result(messages)
+            await self._send(self.plan.lines[-1])
+            async for event in self._answer(messages):
+                yield event
+        finally:
+            await self.close()
+
+    async def _send(self, line: dict[str, Any]) -> None:
+        async def one() -> AsyncIterator[dict[str, Any]]:
+            yield line
+
+        await self._within(self.client.query(one()), "take the conversation")
+
+    async def _within(self, step: Any, what: str) -> Any:
+        try:
+            return await asyncio.wait_for(step, self.idle_timeout)
+        except asyncio.TimeoutError:
+            raise CliFailed(
+                504, f"the Claude Code CLI did not {what} within {self.idle_timeout:g}s"
+            ) from None
+        except CliOutputError as exc:
+            raise CliFailed(502, str(exc)) from None
+
+    async def _next(self, messages: AsyncIterator[Any]) -> Any:
+        try:
+            return await self._within(messages.__anext__(), "answer")
+        except StopAsyncIteration:
+            note = self.process.stderr_note()
+            raise CliFailed(502, f"the Claude Code CLI ended early{note}") from None
+        except CliFailed:
+            raise
+        except Exception as exc:  # the SDK reports a dead transport as its own errors
+            note = self.process.stderr_note()
+            raise CliFailed(502, f"the Claude Code CLI failed: {exc}{note}") from None
+
+    async def _until_result(self, messages: AsyncIterator[Any]) -> None:
+        while not isinstance(msg := await self._next(messages), ResultMessage):
+            self._note(msg)
+
+    def _note(self, msg: Any) -> None:
+        if isinstance(msg, SystemMessage) and msg.subtype == "init":
+            listed = set(msg.data.get("tools") or ())
+            self.run.missing = [t for t in self.plan.builtins if t not in listed]
+            if self.run.missing:
+                log.warning("claude-code: the CLI has no %s", ", ".join(self.run.missing))
+
+    async def _answer(self, messages: AsyncIterator[Any]) -> AsyncIterator[Event]:
+        deadline: float | None = None
+        loop = asyncio.get_running_loop()
+        while True:
+            if deadline is not None:
+                try:
+                    msg = await asyncio.wait_for(self._next(messages), deadline - loop.time())
+                except asyncio.TimeoutError:
+                    break  # the proposed calls are all out: stop the CLI here
+            else:
+                msg = await self._next(messages)
+            if isinstance(msg, StreamEvent) and msg.parent_tool_use_id is None:
+                for event in self.bridge.feed(msg.event):
+                    yield event
+                if self.bridge.call_ended and self.bridge.proposed:
+                    self._call_ended.set()
+                    deadline = loop.time() + SETTLE
+                elif msg.event.get("type") == "message_start":
+                    self._call_ended.clear()
+                    deadline = None
+            elif isinstance(msg, ResultMessage):
+                if msg.is_error and not self.bridge.started:
+                    raise CliFailed(502, f"the Claude Code CLI failed: {_result_text(msg)}")
+                break
+            else:
+                self._note(msg)
+        if not self.bridge.started:
+            raise CliFailed(502, "the Claude Code CLI answered without a model response")
+        for event in self.bridge.finish():
+            yield event
+
+    async def close(self) -> None:
+        await self.process.close()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.client.disconnect(), 2)
+        shutil.rmtree(self._scratch, ignore_errors=True)
+
+
+def _result_text(msg: ResultMessage) -> str:
+    parts = [msg.result or "", *(msg.errors or [])]
+    text = "; ".join(p for p in parts if p) or msg.subtype
+    if msg.api_error_status:
+        text = f"the model endpoint answered {msg.api_error_status}: {text}"
+    return text[:500]
