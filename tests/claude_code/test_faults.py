@@ -1,0 +1,183 @@
+"""What ``--upstream claude-code`` does when things go wrong, and what it never does: run a
+tool on the proxy's host, leave a CLI process behind, or keep a client waiting."""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, ClassVar
+
+import httpx
+import pytest
+from scripted import ScriptedEndpoint, calls, done, serving
+
+pytestmark = pytest.mark.xdist_group("claude-code")
+ASK = {
+    "model": "claude-sonnet-4-6",
+    "max_tokens": 512,
+    "messages": [{"role": "user", "content": "go"}],
+    "tools": [
+        {"name": n, "description": n, "input_schema": {"type": "object"}}
+        for n in ("Bash", "Read", "WebFetch", "mcp__pi__ls")
+    ],
+}
+
+
+def cli_processes() -> list[int]:
+    """Processes running in one of the upstream's scratch directories."""
+    found = []
+    for pid in os.listdir("/proc"):
+        try:
+            if "bridge-rules-claude-" in os.readlink(f"/proc/{pid}/cwd"):
+                found.append(int(pid))
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def fake_cli(tmp_path: Path, body: str) -> str:
+    path = tmp_path / "claude"
+    path.write_text("#!/bin/sh\n" + body + "\n")
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    return str(path)
+
+
+class _Hits(BaseHTTPRequestHandler):
+    hits: ClassVar[list[str]] = []
+
+    def do_GET(self) -> None:
+        self.hits.append(self.path)
+        self.send_response(200)
+        self.end_headers()
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_no_builtin_runs_on_the_proxy_host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fifo = tmp_path / "canary.fifo"  # opening it for reading is what a Read would do
+    os.mkfifo(fifo)
+    opened = threading.Event()
+    watcher = threading.Thread(target=lambda: (open(fifo, "wb").close(), opened.set()), daemon=True)
+    watcher.start()
+    site = ThreadingHTTPServer(("127.0.0.1", 0), _Hits)
+    threading.Thread(target=site.serve_forever, daemon=True).start()
+    touched = tmp_path / "touched"
+    url = f"http://127.0.0.1:{site.server_address[1]}/canary"
+    endpoint = ScriptedEndpoint(
+        [
+            calls(
+                ("Bash", {"command": f"touch {touched}"}),
+                ("Read", {"file_path": str(fifo)}),
+                ("WebFetch", {"url": url, "prompt": "read it"}),
+                ("mcp__pi__ls", {"path": "/"}),
+            ),
+            done("the CLI must not call the model again"),
+        ]
+    )
+    with endpoint, serving(endpoint, monkeypatch) as proxy:
+        reply = httpx.post(f"{proxy}/v1/messages", json=ASK, timeout=60).json()
+        time.sleep(0.3)
+        turns = len(endpoint.turns)
+    assert reply["stop_reason"] == "tool_use"
+    assert [b["name"] for b in reply["content"] if b["type"] == "tool_use"] == [
+        "Bash", "Read", "WebFetch", "mcp__pi__ls"
+    ]  # fmt: skip
+    assert turns == 1
+    assert not touched.exists()
+    assert not opened.is_set()
+    assert _Hits.hits == []
+    assert cli_processes() == []
+    with open(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK), "rb"):  # lets the watcher go
+        pass
+    site.shutdown()
+
+
+@pytest.mark.parametrize(
+    ("script", "status", "says"),
+    [
+        ("echo 'this is not json'; sleep 5", 502, "not JSON"),
+        ("echo boom >&2; exit 3", 502, "the Claude Code CLI"),
+    ],
+    ids=["malformed", "crash"],
+)
+def test_a_broken_cli_gets_a_clear_502(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, script: str, status: int, says: str
+) -> None:
+    with (
+        ScriptedEndpoint([done()]) as endpoint,
+        serving(endpoint, monkeypatch, claude_path=fake_cli(tmp_path, script)) as proxy,
+    ):
+        started = time.monotonic()
+        reply = httpx.post(f"{proxy}/v1/messages", json=ASK, timeout=30)
+    assert reply.status_code == status
+    assert says in reply.json()["error"]["message"]
+    assert time.monotonic() - started < 10
+    assert cli_processes() == []
+
+
+def test_a_missing_cli_gets_503(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with (
+        ScriptedEndpoint([done()]) as endpoint,
+        serving(endpoint, monkeypatch, claude_path=str(tmp_path / "nope")) as proxy,
+    ):
+        reply = httpx.post(f"{proxy}/v1/messages", json=ASK, timeout=30)
+    assert reply.status_code == 503
+    assert "not found" in reply.json()["error"]["message"]
+
+
+def test_a_silent_cli_is_ended_by_the_timeout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cli = fake_cli(tmp_path, "exec sleep 60")
+    with (
+        ScriptedEndpoint([done()]) as endpoint,
+        serving(endpoint, monkeypatch, claude_path=cli, timeout=1.0) as proxy,
+    ):
+        started = time.monotonic()
+        reply = httpx.post(f"{proxy}/v1/messages", json=ASK, timeout=30)
+    assert reply.status_code == 504
+    assert time.monotonic() - started < 5
+    assert cli_processes() == []
+
+
+def test_sessions_over_the_cap_get_429(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cli = fake_cli(tmp_path, "exec sleep 60")
+    with (
+        ScriptedEndpoint([done()]) as endpoint,
+        serving(endpoint, monkeypatch, claude_path=cli, timeout=3.0, max_sessions=1) as proxy,
+    ):
+        first = threading.Thread(
+            target=lambda: httpx.post(f"{proxy}/v1/messages", json=ASK, timeout=30)
+        )
+        first.start()
+        deadline = time.monotonic() + 5
+        while not cli_processes() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        second = httpx.post(f"{proxy}/v1/messages", json=ASK, timeout=30)
+        first.join()
+    assert second.status_code == 429
+    assert second.headers["retry-after"] == "1"
+    assert cli_processes() == []
+
+
+def test_a_client_that_leaves_ends_its_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    slow = calls(("Bash", {"command": "true"}))
+    slow.event_gap = 0.3  # a stream that takes a few seconds
+    before = cli_processes()
+    with ScriptedEndpoint([slow]) as endpoint, serving(endpoint, monkeypatch) as proxy:
+        with httpx.stream(
+            "POST", f"{proxy}/v1/messages", json={**ASK, "stream": True}, timeout=30
+        ) as r:
+            next(r.iter_bytes())
+            assert len(cli_processes()) == 1
+        deadline = time.monotonic() + 5
+        while cli_processes() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        left = cli_processes()
+    assert before == []
+    assert left == []
