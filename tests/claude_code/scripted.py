@@ -44,6 +44,7 @@ class _Scripted(_Handler):
             turn = len(self.server.turns) - 1
             self.server.turns.append(json.loads(body))
         script = self.server.replies[min(turn + 1, len(self.server.replies) - 1)]
+        self.server.script = script  # its pacing (event_gap) applies to this reply
         blank = {"model": self.server.turns[-1].get("model"), "messages": []}
         unique = f"toolu_turn{turn + 1}_".encode()  # ids never repeat across turns
         if self.server.turns[-1].get("stream"):

@@ -27,13 +27,14 @@ ASK = {
 }
 
 
-def cli_processes() -> list[int]:
-    """Processes running in one of the upstream's scratch directories."""
+def cli_processes() -> list[str]:
+    """Processes running in one of the upstream's scratch directories (pid: command)."""
     found = []
     for pid in os.listdir("/proc"):
         try:
             if "bridge-rules-claude-" in os.readlink(f"/proc/{pid}/cwd"):
-                found.append(int(pid))
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    found.append(f"{pid}: {f.read()[:80]!r}")
         except (OSError, ValueError):
             continue
     return found

@@ -242,6 +242,7 @@ class Session:
             yield event
 
     async def close(self) -> None:
+        """Stop the CLI and remove its scratch directory; idempotent."""
         await self.process.close()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self.client.disconnect(), 2)

@@ -9,6 +9,8 @@ its own tool names back exactly as from an HTTP upstream. A request over
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import os
 from collections.abc import AsyncIterator
@@ -76,7 +78,11 @@ class ClaudeCodeUpstream:
                 else:
                     await self._json(ex, events, counting)
             finally:
-                await events.aclose()
+                # The process goes first and whatever cancelled us: a client that left
+                # may have stopped the generator mid-step, where aclose() cannot run it.
+                await asyncio.shield(session.close())
+                with contextlib.suppress(RuntimeError):
+                    await events.aclose()
                 if session.run.denied:
                     ex.debug["claude_code_denied"] = list(session.run.denied)
         except CliFailed as exc:
