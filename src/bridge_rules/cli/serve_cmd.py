@@ -51,16 +51,22 @@ def _check(options: dict[str, Any]) -> None:
             fail(f"--{name.replace('_', '-')} must be positive")
 
 
-def _check_claude_code(max_sessions: int) -> None:
-    """Exit 2 when ``--upstream claude-code`` cannot work: no SDK, or no sessions."""
+def _check_claude_code(max_sessions: int, mcp_config: str | None) -> None:
+    """Exit 2 when ``--upstream claude-code`` cannot work: no SDK, no sessions, or an MCP
+    config file that cannot be used."""
     import importlib.util
 
-    from bridge_rules.proxy.claude_code import MISSING_SDK
+    from bridge_rules.proxy.claude_code import MISSING_SDK, read_mcp_config
 
     if importlib.util.find_spec("claude_agent_sdk") is None:
         fail(MISSING_SDK)
     if max_sessions < 1:
         fail("--max-sessions must be at least 1")
+    if mcp_config:
+        try:
+            read_mcp_config(mcp_config)
+        except ValueError as exc:
+            fail(f"--claude-mcp-config: {exc}")
 
 
 def _read_config(ctx: typer.Context, param: Any, value: str | None) -> None:
@@ -226,7 +232,7 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
 
     parts = urlsplit(upstream)
     if upstream == CLAUDE_CODE:
-        _check_claude_code(max_sessions)
+        _check_claude_code(max_sessions, claude_mcp_config)
     elif parts.scheme not in ("http", "https") or not parts.netloc:
         fail(f"--upstream must be an http(s) URL, got '{upstream}'")
     if parts.query or parts.fragment:

@@ -64,20 +64,11 @@ class Policy:
 
     allow: tuple[str, ...] = ()
     """Patterns (``fnmatch``) of CLI tool names: ``WebSearch``, ``mcp__github__*``."""
-    mcp_config: str | None = None
-    """A JSON file of the user's own MCP servers (``{"mcpServers": {...}}``)."""
+    servers: Mapping[str, Any] = field(default_factory=dict)
+    """The user's own MCP servers, as ``--mcp-config`` takes them (name -> config)."""
 
     def runs(self, name: str) -> bool:
         return any(fnmatch.fnmatchcase(name, p) for p in self.allow)
-
-    def servers(self) -> dict[str, Any]:
-        if not self.mcp_config:
-            return {}
-        import json
-
-        data = json.loads(Path(self.mcp_config).read_text(encoding="utf-8"))
-        servers = data.get("mcpServers", data) if isinstance(data, dict) else {}
-        return dict(servers) if isinstance(servers, dict) else {}
 
 
 @dataclass
@@ -121,7 +112,7 @@ class Session:
         (self._scratch / "work").mkdir()
         system_file = self._scratch / "system.txt"
         system_file.write_text(plan.system, encoding="utf-8")
-        servers: dict[str, Any] = policy.servers()
+        servers: dict[str, Any] = dict(policy.servers)
         servers.update({name: _server(name, tools) for name, tools in plan.servers.items()})
         options = ClaudeAgentOptions(
             tools=list(plan.builtins),

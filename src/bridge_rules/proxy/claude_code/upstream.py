@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import shutil
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
@@ -41,6 +42,14 @@ class ClaudeCodeUpstream:
     def __init__(self, settings: CliSettings) -> None:
         self.settings = settings
         self.active = 0
+
+    def problem(self) -> str | None:
+        """Why the CLI cannot be started (for ``/readyz``), or None."""
+        path = self.settings.claude_path
+        found = shutil.which(path)
+        if found is None:
+            return f"the Claude Code CLI was not found at {path}"
+        return None
 
     async def answer(self, ex: Exchange) -> None:
         """Answer ``/v1/messages`` or ``/v1/messages/count_tokens`` with the CLI."""
