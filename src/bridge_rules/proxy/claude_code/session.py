@@ -200,6 +200,9 @@ class Session:
             self.run.missing = [t for t in self.plan.builtins if t not in listed]
             if self.run.missing:
                 log.warning("claude-code: the CLI has no %s", ", ".join(self.run.missing))
+            for server in msg.data.get("mcp_servers") or ():
+                if isinstance(server, dict) and server.get("status") == "failed":
+                    log.warning("claude-code: MCP server %s did not start", server.get("name"))
 
     async def _answer(self, messages: AsyncIterator[Any]) -> AsyncIterator[Event]:
         deadline: float | None = None
