@@ -31,8 +31,8 @@ for line in sys.stdin:
         continue
     method, result = msg["method"], {}
     if method == "initialize":
-        result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
-                  "serverInfo": {"name": "mine", "version": "1"}}
+        result = {"protocolVersion": msg["params"]["protocolVersion"],
+                  "capabilities": {"tools": {}}, "serverInfo": {"name": "mine", "version": "1"}}
     elif method == "tools/list":
         result = {"tools": [SHOUT]}
     elif method == "tools/call":
