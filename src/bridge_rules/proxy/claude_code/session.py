@@ -49,6 +49,10 @@ SETTLE = 2.0
 (the denials make it stop) before it is stopped anyway."""
 
 
+POLICY_TURNS = 16
+"""Model calls one request may make when the policy lets the CLI run tools itself."""
+
+
 class CliFailed(Exception):
     """The CLI could not answer; ``status`` is the HTTP status the client gets."""
 
@@ -126,6 +130,9 @@ class Session:
             cli_path=claude_path,
             cwd=str(self._scratch / "work"),
             extra_args={"no-session-persistence": None},
+            # One model call: a built-in whose input the CLI rejects before asking (an Edit
+            # of a file it has not read) must not make it call the model again.
+            max_turns=1 if not policy.allow else POLICY_TURNS,
         )
         env = child_env(environ, str(self._scratch / "home"), plan.env)
         self.process = CliProcess(
@@ -205,31 +212,34 @@ class Session:
                     log.warning("claude-code: MCP server %s did not start", server.get("name"))
 
     async def _answer(self, messages: AsyncIterator[Any]) -> AsyncIterator[Event]:
-        deadline: float | None = None
+        """The client's events of the one turn. Once a model call has ended with calls for
+        the client, the answer is complete: the CLI gets :data:`SETTLE` seconds to take
+        its denials and end, and anything further it does (a tool it ran without asking,
+        then another model call) is not part of the answer."""
+        deadline: float | None = None  # set once the answer is complete
         loop = asyncio.get_running_loop()
         while True:
-            if deadline is not None:
+            if deadline is None:
+                msg = await self._next(messages)
+            else:
                 try:
                     msg = await asyncio.wait_for(self._next(messages), deadline - loop.time())
                 except asyncio.TimeoutError:
-                    break  # the proposed calls are all out: stop the CLI here
-            else:
-                msg = await self._next(messages)
-            if isinstance(msg, StreamEvent) and msg.parent_tool_use_id is None:
-                for event in self.bridge.feed(msg.event):
-                    yield event
-                if self.bridge.call_ended and self.bridge.proposed:
-                    self._call_ended.set()
-                    deadline = loop.time() + SETTLE
-                elif msg.event.get("type") == "message_start":
-                    self._call_ended.clear()
-                    deadline = None
-            elif isinstance(msg, ResultMessage):
+                    break
+            if isinstance(msg, ResultMessage):
                 if msg.is_error and not self.bridge.started:
                     raise CliFailed(502, f"the Claude Code CLI failed: {_result_text(msg)}")
                 break
-            else:
+            if not isinstance(msg, StreamEvent) or msg.parent_tool_use_id is not None:
                 self._note(msg)
+                continue
+            if deadline is not None:
+                break  # the CLI moved on by itself: stop it here
+            for event in self.bridge.feed(msg.event):
+                yield event
+            if self.bridge.call_ended and self.bridge.proposed:
+                self._call_ended.set()
+                deadline = loop.time() + SETTLE
         if not self.bridge.started:
             raise CliFailed(502, "the Claude Code CLI answered without a model response")
         for event in self.bridge.finish():
