@@ -3,6 +3,7 @@ tool on the proxy's host, leave a CLI process behind, or keep a client waiting."
 
 from __future__ import annotations
 
+import logging
 import os
 import stat
 import threading
@@ -22,7 +23,7 @@ ASK = {
     "messages": [{"role": "user", "content": "go"}],
     "tools": [
         {"name": n, "description": n, "input_schema": {"type": "object"}}
-        for n in ("Bash", "Read", "WebFetch", "mcp__pi__ls")
+        for n in ("Bash", "Read", "WebFetch", "Glob", "Grep", "mcp__pi__ls")
     ],
 }
 
@@ -61,7 +62,9 @@ class _Hits(BaseHTTPRequestHandler):
         pass
 
 
-def test_no_builtin_runs_on_the_proxy_host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_builtin_runs_on_the_proxy_host(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     fifo = tmp_path / "canary.fifo"  # opening it for reading is what a Read would do
     os.mkfifo(fifo)
     opened = threading.Event()
@@ -77,19 +80,25 @@ def test_no_builtin_runs_on_the_proxy_host(tmp_path: Path, monkeypatch: pytest.M
                 ("Bash", {"command": f"touch {touched}"}),
                 ("Read", {"file_path": str(fifo)}),
                 ("WebFetch", {"url": url, "prompt": "read it"}),
+                ("Glob", {"pattern": "*"}),  # read-only in its own directory: run unasked
+                ("Grep", {"pattern": "x"}),
                 ("mcp__pi__ls", {"path": "/"}),
             ),
             done("the CLI must not call the model again"),
         ]
     )
+    caplog.set_level(logging.INFO, "bridge_rules.proxy.claude_code")
     with endpoint, serving(endpoint, monkeypatch) as proxy:
         reply = httpx.post(f"{proxy}/v1/messages", json=ASK, timeout=60).json()
         time.sleep(0.3)
         turns = len(endpoint.turns)
+    denied = sorted(
+        r.getMessage().split()[2] for r in caplog.records if "claude-code: denied" in r.getMessage()
+    )
     assert reply["stop_reason"] == "tool_use"
-    assert [b["name"] for b in reply["content"] if b["type"] == "tool_use"] == [
-        "Bash", "Read", "WebFetch", "mcp__pi__ls"
-    ]  # fmt: skip
+    proposed = ["Bash", "Read", "WebFetch", "Glob", "Grep", "mcp__pi__ls"]
+    assert [b["name"] for b in reply["content"] if b["type"] == "tool_use"] == proposed
+    assert denied == sorted(proposed)  # every one stopped before it ran, Glob and Grep too
     assert turns == 1
     assert not touched.exists()
     assert not opened.is_set()

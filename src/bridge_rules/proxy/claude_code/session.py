@@ -24,6 +24,10 @@ from typing import Any
 from claude_agent_sdk import (
     ClaudeAgentOptions,
     ClaudeSDKClient,
+    HookContext,
+    HookInput,
+    HookJSONOutput,
+    HookMatcher,
     PermissionResultAllow,
     PermissionResultDeny,
     ResultMessage,
@@ -127,6 +131,7 @@ class Session:
             setting_sources=[],
             include_partial_messages=True,
             can_use_tool=self._decide,
+            hooks={"PreToolUse": [HookMatcher(matcher=None, hooks=[self._before_tool])]},
             cli_path=claude_path,
             cwd=str(self._scratch / "work"),
             extra_args={"no-session-persistence": None},
@@ -140,14 +145,34 @@ class Session:
         )
         self.client = ClaudeSDKClient(options, transport=self.process)
 
+    async def _before_tool(
+        self, data: HookInput, tool_use_id: str | None, context: HookContext
+    ) -> HookJSONOutput:
+        """The first gate, before the CLI's own permission rules: the read-only built-ins
+        it would run unasked in its working directory (Glob, Grep) are denied here too."""
+        name = str(data.get("tool_name"))
+        if self.policy.runs(name):
+            return {}
+        self._denied(name)
+        return {
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": DENIED,
+            }
+        }
+
+    def _denied(self, name: str) -> None:
+        self.run.denied.append(name)
+        log.info("claude-code: denied %s (proposed to the client instead)", name)
+
     async def _decide(
         self, name: str, tool_input: dict[str, Any], context: ToolPermissionContext
     ) -> PermissionResultAllow | PermissionResultDeny:
         if self.policy.runs(name):
             self.run.allowed.append(name)
             return PermissionResultAllow(updated_input=tool_input)
-        self.run.denied.append(name)
-        log.info("claude-code: denied %s (proposed to the client instead)", name)
+        self._denied(name)
         # Answer once the call's stream is complete, so the denial cuts nothing short.
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(self._call_ended.wait(), SETTLE)
