@@ -6,6 +6,5 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "e2e"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 pytest.importorskip("claude_agent_sdk", reason="the claude-code extra is not installed")

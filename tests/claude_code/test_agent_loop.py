@@ -9,6 +9,7 @@ CLI made up itself.
 
 from __future__ import annotations
 
+import logging
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -100,10 +101,11 @@ def work(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("streaming", [False, True], ids=["json", "stream"])
 def test_anthropic_sdk_completes_a_task_through_the_cli(
-    work: Path, streaming: bool, monkeypatch: pytest.MonkeyPatch
+    work: Path, streaming: bool, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     import anthropic
 
+    caplog.set_level(logging.INFO, "bridge_rules.proxy.claude_code")
     with script(work) as endpoint, serving(endpoint, monkeypatch) as url:
         client = anthropic.Anthropic(base_url=url, api_key="sk-ant-client", max_retries=0)
         messages: list[Any] = [{"role": "user", "content": "Make hello.txt greet claude."}]
@@ -159,3 +161,11 @@ def test_anthropic_sdk_completes_a_task_through_the_cli(
         "old_string": "world",
         "new_string": "claude",
     }
+    lines = [r.getMessage() for r in caplog.records]
+    # each proposed call was closed by the CLI without running: denied, or refused by its
+    # own input check
+    assert [ln.split()[3].rstrip(":") for ln in lines if "claude-code: not run" in ln] == [
+        "Read",
+        "Edit",
+        "Bash",
+    ]

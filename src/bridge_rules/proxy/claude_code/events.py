@@ -34,6 +34,8 @@ class Bridge:
         self._output_tokens = 0
         self.proposed = 0
         """tool_use blocks that go to the client, in the current model call."""
+        self.calls: dict[str, str] = {}
+        """The id of each call that goes to the client -> its name as the CLI knows it."""
         self.call_ended = False
         """The current model call sent its ``message_stop``."""
 
@@ -75,6 +77,7 @@ class Bridge:
                 self._skipped.add(at)
                 return []
             self.proposed += 1
+            self.calls[str(block.get("id"))] = str(block.get("name"))
             block = {**block, "name": self._wire_name(str(block.get("name")))}
         self._index[at] = self._next
         self._next += 1

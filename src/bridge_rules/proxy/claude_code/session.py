@@ -35,6 +35,8 @@ from claude_agent_sdk import (
     StreamEvent,
     SystemMessage,
     ToolPermissionContext,
+    ToolResultBlock,
+    UserMessage,
     create_sdk_mcp_server,
 )
 
@@ -87,6 +89,9 @@ class Run:
     allowed: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     """Built-ins offered that the CLI's inventory did not list."""
+    not_run: list[str] = field(default_factory=list)
+    """Calls for the client that the CLI closed with a result of its own (a denial, or
+    its own input check), in the order it did."""
 
 
 async def _not_run(args: dict[str, Any]) -> dict[str, Any]:
@@ -227,6 +232,12 @@ class Session:
             self._note(msg)
 
     def _note(self, msg: Any) -> None:
+        if isinstance(msg, UserMessage) and isinstance(msg.content, list):
+            for block in msg.content:
+                name = self.bridge.calls.get(getattr(block, "tool_use_id", ""))
+                if isinstance(block, ToolResultBlock) and name is not None:
+                    self.run.not_run.append(name)
+                    log.info("claude-code: not run %s: %s", name, str(block.content)[:120])
         if isinstance(msg, SystemMessage) and msg.subtype == "init":
             listed = set(msg.data.get("tools") or ())
             self.run.missing = [t for t in self.plan.builtins if t not in listed]
