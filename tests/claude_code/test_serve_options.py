@@ -102,6 +102,7 @@ def test_serve_answers_through_the_cli(tmp_path: Path, given: str) -> None:
                 "model": "claude-sonnet-4-6",
                 "max_tokens": 64,
                 "messages": [{"role": "user", "content": "hi"}],
+                "tools": [{"name": "Read", "input_schema": {"type": "object"}}],
             }
             reply = httpx.post(f"{url}/v1/messages", json=ask, timeout=60).json()
             count = httpx.post(f"{url}/v1/messages/count_tokens", json=ask, timeout=60).json()

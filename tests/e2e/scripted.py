@@ -1,7 +1,8 @@
 """A Messages endpoint that answers turn by turn from a script, for the real Claude Code CLI.
 
-The n-th model request gets the n-th reply (the last one repeats), whatever the request
-holds, so a test can walk an agent through read, edit and bash and then check what the
+The n-th model request that offers tools gets the n-th reply (the last one repeats),
+whatever else the request holds (a request without tools, such as opencode's title, gets a
+short text), so a test can walk an agent through read, edit and bash and then check what the
 endpoint received on each turn.
 """
 
@@ -37,17 +38,22 @@ class _Scripted(_Handler):
             super()._handle()
             return
         body = self.rfile.read(int(self.headers.get("content-length") or 0))
+        payload = json.loads(body)
         with self.server.lock:
             self.server.requests.append(
                 Recorded("POST", url.path, url.query, list(self.headers.items()), body)
             )
-            turn = len(self.server.turns) - 1
-            self.server.turns.append(json.loads(body))
-        script = self.server.replies[min(turn + 1, len(self.server.replies) - 1)]
+            if payload.get("tools"):
+                turn = len(self.server.turns) - 1
+                self.server.turns.append(payload)
+        if not payload.get("tools"):  # a side request, such as opencode's title
+            script, turn = done("A title"), -1
+        else:
+            script = self.server.replies[min(turn + 1, len(self.server.replies) - 1)]
         self.server.script = script  # its pacing (event_gap) applies to this reply
-        blank = {"model": self.server.turns[-1].get("model"), "messages": []}
+        blank = {"model": payload.get("model"), "messages": []}
         unique = f"toolu_turn{turn + 1}_".encode()  # ids never repeat across turns
-        if self.server.turns[-1].get("stream"):
+        if payload.get("stream"):
             self._stream([e.replace(b"toolu_fake", unique) for e in sse_events(blank, script)])
         else:
             data = json.dumps(message(blank, script)).encode()

@@ -1,8 +1,8 @@
 """Real agents through ``serve --upstream claude-code``: the real Claude Code CLI (the one
 in the claude-agent-sdk wheel) answers, against a scripted local Messages endpoint.
 
-The agent (pi; the anthropic SDK runs in the normal suite, tests/claude_code) does a
-three-turn task, read, edit and bash, that changes files in its scratch project. The
+The agent (pi, opencode; the anthropic SDK runs in the normal suite, tests/claude_code)
+does a three-turn task, read, edit and bash, that changes files in its scratch project. The
 endpoint must see, on every turn, Claude Code's tools, the whole conversation replayed
 with the agent's own results, and no result the CLI made up; and every call the model
 proposed must have been closed by the CLI without running (denied by the proxy, or
@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from opencode_driver import SetupError, bridge_rules_serve, install_opencode, run_opencode
 from pi_driver import HELLO, PiInstallError, install_pi, run_pi
 from scripted import ScriptedEndpoint, calls, done
 from servers import running_app
@@ -97,3 +98,54 @@ def test_pi_completes_a_task_through_the_claude_code_cli(
     # CLI never read) refused by its own input check; none ran.
     assert not_run == ["Read", "Edit", "Bash"]
     assert {"Read", "Bash"} <= denied
+
+
+@pytest.fixture(scope="session")
+def opencode(root: Path) -> Path:
+    try:
+        return install_opencode(root / ".e2e" / "opencode")
+    except SetupError as exc:
+        pytest.fail(str(exc))
+
+
+def test_opencode_completes_a_task_through_the_claude_code_cli(
+    opencode: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    hello = project / "hello.txt"
+    hello.write_text(HELLO)
+    steps = [
+        {"name": "Read", "input": {"file_path": str(hello)}},
+        {
+            "name": "Edit",
+            "input": {"file_path": str(hello), "old_string": "42", "new_string": "43"},
+        },
+        {
+            "name": "Bash",
+            "input": {"command": "cp hello.txt copy.txt", "description": "Copy the file"},
+        },
+    ]
+    endpoint = ScriptedEndpoint(
+        [calls((c["name"], c["input"])) for c in steps] + [done("OPENCODE-TASK-DONE")]
+    )
+    with endpoint:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", endpoint.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+        with bridge_rules_serve("claude-code", "opencode") as url:
+            run = run_opencode(opencode, tmp_path / "home", project, url, "Bump and copy.")
+        turns = endpoint.turns
+    edited = HELLO.replace("42", "43")
+    assert run.returncode == 0, run.stderr
+    assert "OPENCODE-TASK-DONE" in run.stdout
+    assert hello.read_text() == edited
+    assert (project / "copy.txt").read_text() == edited
+    assert len(turns) == 4, [tool_uses(t) for t in turns]
+    for n, turn in enumerate(turns):
+        assert {"Read", "Edit", "Bash", "Write"} <= {t["name"] for t in turn["tools"]}
+        assert [c["name"] for c in tool_uses(turn)] == ["Read", "Edit", "Bash"][:n]
+        results = tool_results(turn)
+        assert [r["tool_use_id"] for r in results] == [f"toolu_turn{i}_0000" for i in range(n)]
+        assert all(not r.get("is_error") for r in results), results
+        assert DENIED not in str(turn["messages"])
+    assert tool_uses(turns[3])[1]["input"] == steps[1]["input"]  # replayed in wire form
