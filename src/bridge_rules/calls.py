@@ -34,7 +34,8 @@ class ToolCall:
 def outbound_call(rt: Runtime, name: str, arguments: Any) -> ToolCall:
     """Local call -> wire call (history replay)."""
     wire, convert = rt.history_plan(name)
-    return ToolCall(wire, convert(arguments) if convert is not None else arguments)
+    arguments = convert(arguments) if convert is not None else arguments
+    return ToolCall(wire, rt.schema_book.forward(name, arguments))
 
 
 def inbound_call(
@@ -43,6 +44,7 @@ def inbound_call(
     """Wire call from the model -> local call (names back, arguments adapted and repaired)."""
     mapped = rt.resolver.inbound(name, registered)
     local = mapped if mapped is not None else name
+    arguments = rt.schema_book.restore(local, arguments)
     if mapped is not None:
         adapter = rt.adapters.get(local)
         if adapter is not None:
@@ -57,7 +59,13 @@ def inbound_call(
 
 
 def wire_schema(rt: Runtime, local_name: str, local_schema: Any) -> Any:
-    """The ``input_schema`` a local tool is advertised with on the wire."""
+    """The ``input_schema`` a local tool is advertised with on the wire: the binding's
+    choice, then converted for ``schemas.target`` (:mod:`bridge_rules.schemas`)."""
+    return rt.schema_book.wire(local_name, bound_schema(rt, local_name, local_schema))
+
+
+def bound_schema(rt: Runtime, local_name: str, local_schema: Any) -> Any:
+    """The schema the tool's binding advertises, before any target conversion."""
     adapter = rt.adapters.get(local_name)
     if adapter is None:
         return local_schema
@@ -71,6 +79,8 @@ def adapts_arguments(rt: Runtime, wire_name: str, registered: Iterable[str] | No
     """
     mapped = rt.resolver.inbound(wire_name, registered)
     local = mapped if mapped is not None else wire_name
+    if local in rt.schema_book.shapes:
+        return True
     if mapped is not None:
         adapter = rt.adapters.get(local)
         if adapter is not None and adapter.steps:

@@ -401,6 +401,53 @@ _add(
         good=_HEAD + "wire_names:\n  max_length: 64\n",
         severity="warning",
     ),
+    CodeDoc(
+        "BR313",
+        "schema the target refuses",
+        "A tool of the local pin has an input schema that an API named by `lint --target`, "
+        "`schemas.lint_targets` or `schemas.target` would refuse (the message lists where and "
+        "why), and the rules' `schemas:` do not convert it for that API: a request carrying "
+        "it fails whole.",
+        bad=_HEAD + "local_pin: pi@0.73.1\nschemas: {lint_targets: [openai-strict]}\n",
+        good=_HEAD + "local_pin: pi@0.73.1\nschemas: {target: openai-strict}\n",
+        severity="warning",
+    ),
+    CodeDoc(
+        "BR314",
+        "schema converted for the target",
+        "A tool of the local pin has an input schema the target would refuse, and the "
+        "rules' `schemas.target` converts it (the message names the operations); "
+        "`explain TOOL --schema` shows the result.",
+        bad=_HEAD + "local_pin: pi@0.73.1\nschemas: {target: gemini}\n",
+        good=_HEAD + "local_pin: pi@0.73.1\nschemas: {target: anthropic}\n",
+        severity="info",
+    ),
+    CodeDoc(
+        "BR315",
+        "canonical name, other schema",
+        "A local tool goes out under the name of a pinned Claude Code tool without a "
+        "binding, but its schema differs from that tool's (the message lists the fields): "
+        "the model calls it with Claude Code's arguments and the agent gets the wrong ones. "
+        "Bind it with the operations that map the arguments.",
+        bad=_PIN + "local_pin: pi@0.73.1\nnames:\n  - {kind: aliases, map: {read: Read}}\n",
+        good=_PIN + "local_pin: pi@0.73.1\nnames:\n  - {kind: aliases, map: {read: Read}}\n"
+        "bindings:\n  - local: read\n    wire: Read\n    schema: canonical\n    input:\n"
+        "      - rename: {file_path: path}\n",
+        severity="warning",
+    ),
+    CodeDoc(
+        "BR316",
+        "name the target refuses",
+        "A known local tool goes out under a wire name that an API named by `lint --target`, "
+        "`schemas.lint_targets` or `schemas.target` refuses (Gemini: a letter or `_` first, "
+        "then `a-zA-Z0-9_.:-`, at most 64). The `wire_names` guard refuses such a request at "
+        "run time; alias the tool to a name every target accepts.",
+        bad=_HEAD + "local_tools: [x]\nnames:\n  - {kind: aliases, map: {x: 9x}}\n"
+        "schemas: {lint_targets: [gemini]}\n",
+        good=_HEAD + "local_tools: [x]\nnames:\n  - {kind: aliases, map: {x: x9}}\n"
+        "schemas: {lint_targets: [gemini]}\n",
+        severity="warning",
+    ),
 )
 
 # ------------------------------------------------ BR4xx: bindings and repair

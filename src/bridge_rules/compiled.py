@@ -18,6 +18,7 @@ from bridge_rules.model import Filters, Suppression, TextRules
 from bridge_rules.model_bindings import Binding
 from bridge_rules.pins import Pin
 from bridge_rules.repair.rules import RepairSet
+from bridge_rules.schemas import DEFAULT_TARGET, Profile, profile
 from bridge_rules.source import Span
 from bridge_rules.stages import CompiledStage, Gateway, NameGuard, Strip
 
@@ -51,6 +52,9 @@ class CompiledRules:
     gateway: Gateway = field(default_factory=Gateway)
     unmapped: str = "pass"
     wire_names: NameGuard = field(default_factory=NameGuard)
+    schemas: Profile = field(default_factory=lambda: profile(DEFAULT_TARGET))
+    """``schemas:``: the target and operations tool schemas are converted with."""
+    schemas_span: Span | None = None
     """``inbound.unmapped``: what happens to a call that maps to no registered tool."""
 
     @property

@@ -14,6 +14,7 @@ decides whether a rule set with problems may be used.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from bridge_rules.model import (
     Inbound,
     PassthroughStage,
     PrefixStage,
+    SchemaRules,
     Stage,
     Suppression,
     WireNames,
@@ -42,6 +44,7 @@ from bridge_rules.patterns import Pattern, PatternError, compile_pattern
 from bridge_rules.pins import Pin, PinError, load_pin
 from bridge_rules.repair.rules import RepairSet, compile_repair_section
 from bridge_rules.runtime import Converter, HistoryPlan, Runtime
+from bridge_rules.schemas import DEFAULT_TARGET, Profile, profile
 from bridge_rules.source import DocPath, Span
 from bridge_rules.stages import (
     CompiledStage,
@@ -370,6 +373,19 @@ class _Compiler:
             span=layered.file.doc.source_map.key_span(("wire_names",)),
         )
 
+    def schemas(self) -> tuple[Profile, Span | None]:
+        """``schemas:`` layered field by field: a later file can change the target alone."""
+        layered = _layer_section(self.files, "schemas")
+        if layered is None:
+            return profile(DEFAULT_TARGET), None
+        model: SchemaRules = layered.value
+        target: str | None = model.target
+        if target is None:
+            target = None if model.operations else DEFAULT_TARGET
+        chosen = profile(None if target == "none" else target, tuple(model.operations))
+        span = layered.file.doc.source_map.key_span(("schemas",))
+        return dataclasses.replace(chosen, ref_depth=model.ref_depth), span
+
     def bindings(self) -> dict[str, CompiledBinding]:
         out: dict[str, CompiledBinding] = {}
         for file in self.files:
@@ -421,6 +437,7 @@ class _Compiler:
             text.value if text else None, filters.value if filters else None, self.text_span
         )
         self.diags.extend(problems)
+        schema_profile, schema_span = self.schemas()
         repairs = compile_repair_section(
             (f.rules.repair or [], f.doc.source_map) for f in self.files
         )
@@ -444,6 +461,8 @@ class _Compiler:
             gateway=self.gateway(inbound, stages),
             unmapped=inbound.value.unmapped if inbound else Inbound().unmapped,
             wire_names=self.wire_names(),
+            schemas=schema_profile,
+            schemas_span=schema_span,
         )
         return build_runtime(rules, plan)
 

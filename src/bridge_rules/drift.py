@@ -4,18 +4,19 @@ Tools are matched by the d.ts interface behind them (recorded in each pin's
 ``interfaces``), so a rename such as ``Task`` -> ``Agent`` is reported as a
 rename rather than a removal plus an addition; a removed tool that the newer
 pin lists as an alias (``KillShell`` of ``TaskStop``) is reported as replaced.
-Fields are compared as dotted paths (``todos[].activeForm``) with their
-required-ness.
+Fields are compared as dotted paths (``todos[].activeForm``): added, removed,
+required or not, type, enum values and structure (:mod:`bridge_rules.schemas.diff`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from bridge_rules.compiled import CompiledRules
 from bridge_rules.pins import Pin
+from bridge_rules.schemas.diff import changes as schema_changes
 from bridge_rules.source import Span
 
 
@@ -50,6 +51,11 @@ class DriftReport:
             "changes": [c.to_dict() for c in self.changes],
         }
 
+    @property
+    def touched(self) -> bool:
+        """Whether a change touches a tool the rules bind or pass through."""
+        return any(c.touches for c in self.changes)
+
     def render_text(self) -> str:
         lines = [f"drift {self.old.spec} -> {self.new.spec}: {len(self.changes)} changes"]
         for change in self.changes:
@@ -60,33 +66,9 @@ class DriftReport:
         return "\n".join(lines) + "\n"
 
 
-def fields(schema: Any, prefix: str = "") -> dict[str, bool]:
-    """Dotted field paths of a schema -> whether each is required."""
-    out: dict[str, bool] = {}
-    if not isinstance(schema, dict):
-        return out
-    required = set(schema.get("required", []))
-    for name, sub in (schema.get("properties") or {}).items():
-        path = f"{prefix}{name}"
-        out[path] = name in required
-        out.update(fields(sub, path + "."))
-        items = sub.get("items") if isinstance(sub, dict) else None
-        if isinstance(items, dict):
-            out.update(fields(items, path + "[]."))
-    return out
-
-
 def _field_changes(tool: str, old: Any, new: Any) -> Iterator[Change]:
-    before, after = fields(old), fields(new)
-    for name in sorted(after.keys() - before.keys()):
-        need = " (required)" if after[name] else ""
-        yield Change("field-added", tool, f"{tool}.{name} added{need}", name)
-    for name in sorted(before.keys() - after.keys()):
-        yield Change("field-removed", tool, f"{tool}.{name} removed", name)
-    for name in sorted(before.keys() & after.keys()):
-        if before[name] != after[name]:
-            now = "required" if after[name] else "optional"
-            yield Change("field-required", tool, f"{tool}.{name} is {now} now", name)
+    for kind, name, detail in schema_changes(old, new):
+        yield Change(kind, tool, f"{tool}.{detail}", name)
 
 
 def compare(old: Pin, new: Pin) -> DriftReport:
@@ -132,11 +114,20 @@ def _mentions(value: Any, name: str) -> bool:
 
 
 def touches(
-    change: Change, rules: CompiledRules, old_name: str | None = None
+    change: Change,
+    rules: CompiledRules,
+    old_name: str | None = None,
+    outbound: Callable[[str], str] | None = None,
 ) -> list[tuple[str, Span]]:
-    """The rules a change affects: names that mention the tool, bindings that use the field."""
+    """The rules a change affects: names that mention the tool, bindings that use the field,
+    and (given the rules' ``outbound`` name resolution) local tools that go out as it."""
     names = {change.tool} | ({old_name} if old_name else set())
     found: list[tuple[str, Span]] = []
+    if outbound is not None:
+        for local, span in rules.local_tools:
+            wire = outbound(local)
+            if wire in names and local not in rules.bindings:
+                found.append((f"local tool '{local}' goes out as '{wire}'", span))
     for stage in rules.stages:
         table = getattr(stage, "entries", None) or getattr(
             getattr(stage, "table", None), "entries", None
@@ -158,11 +149,19 @@ def touches(
         leaf = change.field.rsplit(".", 1)[-1].removesuffix("[]")
         if _mentions(binding.model_dump(by_alias=True), leaf) or binding.schema_ == "canonical":
             found.append((f"binding '{binding.local}' ({binding.schema_} schema)", compiled.span))
+        else:
+            found.append((f"binding '{binding.local}' (binds {binding.wire})", compiled.span))
     return list(dict.fromkeys(found))
 
 
-def drift(old: Pin, new: Pin, rules: CompiledRules | None = None) -> DriftReport:
-    """Compare two pins; with ``rules``, attach to each change the rules it touches."""
+def drift(
+    old: Pin,
+    new: Pin,
+    rules: CompiledRules | None = None,
+    outbound: Callable[[str], str] | None = None,
+) -> DriftReport:
+    """Compare two pins; with ``rules``, attach to each change the rules it touches
+    (``outbound``: the rules' name resolution, to find the tools they pass through)."""
     report = compare(old, new)
     if rules is None:
         return report
@@ -170,7 +169,9 @@ def drift(old: Pin, new: Pin, rules: CompiledRules | None = None) -> DriftReport
     for change in report.changes:
         old_name = change.tool if change.kind == "tool-renamed" else None
         tool = change.detail.split(" renamed ")[1].split(" ")[0] if old_name else change.tool
-        hits = touches(Change(change.kind, tool, change.detail, change.field), rules, old_name)
+        hits = touches(
+            Change(change.kind, tool, change.detail, change.field), rules, old_name, outbound
+        )
         annotated.append(Change(change.kind, change.tool, change.detail, change.field, tuple(hits)))
     report.changes = annotated
     return report

@@ -1,7 +1,7 @@
 """The trace of one tool's resolution, as data with a text and a JSON rendering.
 
 Built from the steps the runtime records while resolving (the same
-``names.Resolver`` that serves requests, given a trace list) and from the
+``names.Resolver`` that serves requests, given a ``names.Tracer``) and from the
 compiled steps of the tool's binding and repairs; this module only arranges and
 prints them. There is no second resolver.
 """
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bridge_rules.bindings.explain import binding_section
-from bridge_rules.names import Collision, InboundStep, StageStep
+from bridge_rules.names import Collision, InboundStep, StageStep, Tracer
 from bridge_rules.runtime import Runtime
 from bridge_rules.source import escape
 from bridge_rules.wirenames import name_problems as wire_name_problems
@@ -143,8 +143,8 @@ def explain_tool(
 ) -> Explanation:
     """The full trace for one tool: every stage, the wire name, the way back; with ``args``
     (wire-shaped), the arguments after each binding and repair operation."""
-    steps: list[StageStep] = []
-    out = rt.resolver.outbound(name, trace=steps)
+    outbound = Tracer()
+    out = rt.resolver.outbound(name, outbound)
     names = list(rt.known_locals) if registered is None else list(registered)
     if registered is None and name not in names:
         names.append(name)
@@ -152,9 +152,9 @@ def explain_tool(
     variants = [out.wire, *(out.wire + s.suffix for s in rt.rules.strips)]
     variants += rt.rules.gateway.examples(out.wire, name)
     for wire in dict.fromkeys(variants):
-        trace: list[InboundStep] = []
-        local = rt.resolver.inbound(wire, names, trace)
-        checks.append(InboundCheck(wire, local, trace))
+        inbound = Tracer()
+        local = rt.resolver.inbound(wire, names, inbound)
+        checks.append(InboundCheck(wire, local, inbound.inbound))
     collisions = [
         c
         for c in rt.resolver.reverse_map(names).collisions
@@ -173,7 +173,7 @@ def explain_tool(
         rules=rt.rules.name,
         files=[f.doc.path for f in rt.rules.files],
         gate=rt.gate.describe(),
-        steps=steps,
+        steps=outbound.stages,
         wire=out.wire,
         registered=names,
         inbound=checks,

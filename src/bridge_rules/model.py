@@ -15,6 +15,23 @@ from pydantic_core import PydanticCustomError
 from bridge_rules.model_bindings import Binding, Repair
 
 Case = Literal["exact", "insensitive"]
+SchemaTarget = Literal["anthropic", "openai-strict", "gemini", "bedrock", "none"]
+SchemaOperation = Literal[
+    "inline-refs",
+    "upgrade-draft4",
+    "flatten-root-union",
+    "root-object",
+    "merge-allof",
+    "oneof-to-anyof",
+    "const-to-enum",
+    "enum-as-strings",
+    "nullable-keyword",
+    "untyped-as-json",
+    "open-maps-as-json",
+    "close-objects",
+    "require-all",
+    "describe-refused",
+]
 ReverseScope = Literal["registered", "always", "none"]
 
 
@@ -220,6 +237,29 @@ class WireNames(Strict):
     )
 
 
+class SchemaRules(Strict):
+    """How tool schemas are converted for the API that receives them (docs/schemas.md)."""
+
+    target: SchemaTarget | None = Field(
+        None,
+        description="The API whose schema rules every tool's `input_schema` is made to meet; "
+        "`none`: only the listed `operations`. Default: `anthropic`, or only `operations` "
+        "when they are given without a target.",
+    )
+    operations: list[SchemaOperation] = Field(
+        default_factory=list,
+        description="Operations applied after the target's own (or instead of a target).",
+    )
+    ref_depth: int = Field(
+        3, ge=1, le=16, description="How many times one `$ref` may be inlined within itself."
+    )
+    lint_targets: list[Literal["anthropic", "openai-strict", "gemini", "bedrock"]] = Field(
+        default_factory=list,
+        description="More APIs `lint` checks the pinned tools' schemas against (as "
+        "`lint --target` does), reporting what each would reject.",
+    )
+
+
 # ----------------------------------------------------------------- bindings
 # Binding (argument translation) and Repair live in model_bindings; re-exported here.
 
@@ -292,6 +332,7 @@ class RuleFile(Strict):
     names: list[Stage] | None = None
     inbound: Inbound | None = None
     wire_names: WireNames | None = None
+    schemas: SchemaRules | None = None
     bindings: list[Binding] | None = None
     repair: list[Repair] | None = Field(
         None, description="Argument repair for local tools (aliases, coercion, shorthand)."

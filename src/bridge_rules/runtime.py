@@ -24,6 +24,7 @@ from bridge_rules.gate import CompiledGate, GateDecision, decide
 from bridge_rules.msgcache import MessageCache
 from bridge_rules.names import Resolver
 from bridge_rules.repair.rules import NOTE_KEY, RepairSet
+from bridge_rules.schemas.book import SchemaBook
 from bridge_rules.sealing import Sealer
 from bridge_rules.textplan import Plan
 
@@ -58,6 +59,11 @@ class Runtime:
     """Rewritten conversation messages by their bytes (see :mod:`bridge_rules.msgcache`).
     Every Runtime gets its own, ``dataclasses.replace`` included, so other rules never see
     these rewrites. Settings from ``BRIDGE_RULES_OUTBOUND_CACHE`` at load; ``.configure()``."""
+
+    @functools.cached_property
+    def schema_book(self) -> SchemaBook:
+        """Tool schemas converted for ``schemas.target``, and how their calls come back."""
+        return SchemaBook(self.rules.schemas)
 
     @functools.cached_property
     def stripping_tools(self) -> frozenset[str]:

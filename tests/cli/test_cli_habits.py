@@ -1,8 +1,10 @@
-"""The CLI behaves like the tools users know: colour switches, -h, completion, "did you mean",
-explain's unknown-name warning, lint's discovery and code filters."""
+"""The CLI behaves like the tools users know: colour switches, -h, completion, "did you mean"
+(once), root options before or after the command, explain's unknown-name warning, lint's
+discovery and code filters (an unknown code is a usage error)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,7 @@ BAD_NAME = (
     "bridge-rules: 1\npin: claude-code@2.1.330\nnames:\n  - kind: canonical\n"
     "    names: [TodoWrites]\n"
 )
+REQUEST = {"tools": [{"name": "Read", "input_schema": {"type": "object"}}]}
 
 
 @pytest.fixture(autouse=True)
@@ -153,3 +156,76 @@ def test_lint_discovery_reads_pyproject_and_says_when_nothing_is_found(
     code, _, err = run(capsys, "lint")
     assert code == 2
     assert "unknown key 'rule' in [tool.bridge-rules]" in err
+
+
+def test_pins_before_or_after_the_command(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "request.json").write_text(json.dumps(REQUEST), encoding="utf-8")
+    pins = tmp_path / "mine"
+    pin = str(pins / "claude-code@9.0.0.json")
+    assert (
+        run(capsys, "pin", "import", "request.json", "--name", "claude-code@9.0.0", "-o", pin)[0]
+        == 0
+    )
+    before = run(capsys, "--pins", str(pins), "pin", "show", "claude-code@9.0.0")
+    after = run(capsys, "pin", "show", "claude-code@9.0.0", "--pins", str(pins))
+    assert before == after
+    assert after[0] == 0
+    assert "1 tools:\n    Read" in after[1]
+    assert run(capsys, "pin", "show", "claude-code@9.0.0")[0] == 2  # not for the next run
+
+
+def test_allow_outside_before_or_after_the_command(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "base.yaml").write_text("bridge-rules: 1\n", encoding="utf-8")
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules" / "main.yaml").write_text(
+        "bridge-rules: 1\nextends: ../base.yaml\n", encoding="utf-8"
+    )
+    assert run(capsys, "lint", "rules/main.yaml")[0] == 2
+    assert run(capsys, "--allow-outside", "lint", "rules/main.yaml")[0] == 0
+    assert run(capsys, "lint", "rules/main.yaml", "--allow-outside")[0] == 0
+    assert run(capsys, "lint", "rules/main.yaml")[0] == 2
+
+
+@pytest.mark.parametrize("command", [["explain", "read"], ["codes", "BR301"], ["drift", "-h"]])
+def test_every_command_takes_the_root_options(
+    capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    code, out, _ = run(capsys, *command, "--color", "never", "--pins", ".", "--allow-outside")
+    assert code == 0
+    assert out
+
+
+@pytest.mark.parametrize(("typo", "meant"), [(["lnt"], "lint"), (["pin", "lst"], "list")])
+def test_a_mistyped_command_gets_one_suggestion(
+    capsys: pytest.CaptureFixture[str], typo: list[str], meant: str
+) -> None:
+    code, _, err = run(capsys, *typo)
+    assert code == 2
+    assert err.count("Did you mean") == 1
+    assert f"Did you mean '{meant}'?" in err
+
+
+def test_unknown_codes_in_select_and_ignore_are_usage_errors(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, err = run(capsys, "lint", "--select", "br3,XX1", "--ignore", "BR9", "default")
+    assert (code, out) == (2, "")
+    prefixes = "codes start with BR0, BR1, BR2, BR3, BR4, BR5"
+    assert err.splitlines() == [
+        f"bridge-rules: error: --select: no code starts with 'XX1'; {prefixes} "
+        "(`bridge-rules codes` lists them)",
+        f"bridge-rules: error: --ignore: no code starts with 'BR9'; {prefixes} "
+        "(`bridge-rules codes` lists them)",
+    ]
+    assert run(capsys, "lint", "--select", "br3,BR401", "--ignore", "BR", "default")[0] == 0
+
+
+def test_select_and_ignore_each_say_what_they_do(capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = run(capsys, "lint", "-h")
+    flat = " ".join(out.split())
+    assert "--select CODE,... Report only findings whose code" in flat
+    assert "--ignore CODE,... Drop findings whose code" in flat

@@ -25,9 +25,10 @@ class ClaudeInstallError(RuntimeError):
     pass
 
 
-def install_claude(prefix: Path) -> Path:
-    """``claude`` from ``prefix`` (a cache dir), installing it with npm the first time."""
+def install_claude(cache: Path) -> Path:
+    """``claude`` from ``cache`` (toolchain.cache_dir()), installing it with npm the first
+    time."""
     try:
-        return npm_install(prefix, CLAUDE_PACKAGE, CLAUDE_VERSION, "claude")
+        return npm_install(cache, CLAUDE_PACKAGE, CLAUDE_VERSION, "claude")
     except NpmInstallError as exc:
         raise ClaudeInstallError(str(exc)) from None

@@ -1,31 +1,39 @@
-"""Install a pinned npm package into a cache dir once, for the end-to-end tests.
+"""Install a pinned npm package into the shared cache once, for the end-to-end tests.
 
-Two pytest-xdist workers may ask for the same package at once (the e2e tests are grouped
-on one worker, but a run with another ``--dist`` mode is not). Two ``npm install`` runs
-into one prefix break each other: opencode's postinstall then finds no binary. So the
-check and the install hold an exclusive lock on ``<prefix>/.install.lock``.
+Each package and version has its own prefix in the cache (``<cache>/<package>@<version>``),
+so clones that pin different versions never install over each other. Two processes may ask
+for the same one at once: two clones' test runs, or two pytest-xdist workers (the e2e tests
+are grouped on one worker, but a run with another ``--dist`` mode is not). Two ``npm
+install`` runs into one prefix break each other: opencode's postinstall then finds no
+binary. So the check and the install hold an exclusive lock on ``<prefix>/.install.lock``.
 """
 
 from __future__ import annotations
 
 import fcntl
 import json
-import shutil
+import os
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from toolchain import ToolchainError, agent_path, venv_tool
 
 
 class NpmInstallError(RuntimeError):
     pass
 
 
-def npm_install(prefix: Path, package: str, version: str, binary: str) -> Path:
-    """``prefix/node_modules/.bin/<binary>``, running ``npm install package@version`` into
-    ``prefix`` unless that version is already there."""
+def npm_install(
+    cache: Path, package: str, version: str, binary: str, npm: Path | None = None
+) -> Path:
+    """``<prefix>/node_modules/.bin/<binary>``, running ``npm install package@version`` into
+    the package's prefix in ``cache`` unless that version is already there. ``npm`` is the
+    venv's unless given."""
+    prefix = cache / f"{package.replace('/', '+')}@{version}"
     with _locked(prefix):
-        return _install(prefix, package, version, binary)
+        return _install(prefix, package, version, binary, npm)
 
 
 @contextmanager
@@ -36,7 +44,7 @@ def _locked(prefix: Path) -> Iterator[None]:
         yield
 
 
-def _install(prefix: Path, package: str, version: str, binary: str) -> Path:
+def _install(prefix: Path, package: str, version: str, binary: str, npm: Path | None) -> Path:
     path = prefix / "node_modules" / ".bin" / binary
     manifest = prefix / "node_modules" / package / "package.json"
     if (
@@ -45,13 +53,15 @@ def _install(prefix: Path, package: str, version: str, binary: str) -> Path:
         and json.loads(manifest.read_text()).get("version") == version
     ):
         return path
-    npm = shutil.which("npm")
-    if npm is None:
-        raise NpmInstallError(f"npm is not on PATH; the end-to-end tests install {package} with it")
     spec = f"{package}@{version}"
+    try:
+        command = npm or venv_tool("npm")
+        path_var = agent_path()  # npm's install scripts run `node`: the venv's, like the agents
+    except ToolchainError as exc:
+        raise NpmInstallError(f"cannot install {spec}: {exc}") from None
     done = subprocess.run(
         [
-            npm,
+            str(command),
             "install",
             "--prefix",
             str(prefix),
@@ -60,11 +70,22 @@ def _install(prefix: Path, package: str, version: str, binary: str) -> Path:
             "--loglevel=error",
             spec,
         ],
+        env={**os.environ, "PATH": path_var},
         capture_output=True,
         text=True,
         timeout=600,
         check=False,
     )
     if done.returncode != 0 or not path.exists():
-        raise NpmInstallError(f"npm install {spec} failed:\n{done.stderr}")
+        raise NpmInstallError(f"npm install {spec} failed:\n{done.stderr}{_hint(done.stderr)}")
     return path
+
+
+def _hint(stderr: str) -> str:
+    """The venv's npm reads no system npmrc: a proxy's certificate authority must be named."""
+    if "certificate" not in stderr:
+        return ""
+    return (
+        "\nThe venv's npm does not read the system npm's configuration: name the certificate "
+        "authority in NODE_EXTRA_CA_CERTS (or npm_config_cafile)."
+    )

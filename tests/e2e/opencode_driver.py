@@ -8,15 +8,13 @@ a ``baseURL``), a private HOME and XDG dirs, no model-list fetch and no update
 check, one ``opencode run``.
 
 opencode's grep and glob run ripgrep: without ``rg`` on PATH they fail with
-"ripgrep execution failed". ``.ci/run`` installs the Debian package ``ripgrep``
-when ``rg`` is missing; elsewhere, install it the same way.
+"ripgrep execution failed". The dev extras install it (the ``ripgrep`` wheel), and
+opencode runs with the venv's bin directory first on PATH (toolchain.py).
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -29,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from npm_install import NpmInstallError, npm_install
+from toolchain import agent_path
 
 OPENCODE_PACKAGE = "opencode-ai"
 OPENCODE_VERSION = "1.18.33"
@@ -40,22 +39,13 @@ class SetupError(RuntimeError):
     pass
 
 
-def install_opencode(prefix: Path) -> Path:
-    """``opencode`` from ``prefix`` (a cache dir), installing it with npm the first time."""
+def install_opencode(cache: Path) -> Path:
+    """``opencode`` from ``cache`` (toolchain.cache_dir()), installing it with npm the first
+    time."""
     try:
-        return npm_install(prefix, OPENCODE_PACKAGE, OPENCODE_VERSION, "opencode")
+        return npm_install(cache, OPENCODE_PACKAGE, OPENCODE_VERSION, "opencode")
     except NpmInstallError as exc:
         raise SetupError(str(exc)) from None
-
-
-def require_ripgrep() -> str:
-    rg = shutil.which("rg")
-    if rg is None:
-        raise SetupError(
-            "ripgrep (`rg`) is not on PATH; opencode's grep and glob need it. Install the Debian "
-            "package: apt-get install -y ripgrep (.ci/run does this)"
-        )
-    return rg
 
 
 def _free_port() -> int:
@@ -132,7 +122,7 @@ def run_opencode(
     home.mkdir(parents=True, exist_ok=True)
     (project / "opencode.json").write_text(json.dumps(opencode_config(base_url)))
     env = {
-        "PATH": os.environ.get("PATH", ""),
+        "PATH": agent_path(),  # the venv's rg for grep and glob
         "HOME": str(home),
         "XDG_CONFIG_HOME": str(home / ".config"),
         "XDG_DATA_HOME": str(home / ".local" / "share"),

@@ -8,12 +8,12 @@ base URL, ``PI_OFFLINE=1``, one ``pi -p`` run with stdin closed.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from npm_install import NpmInstallError, npm_install
+from toolchain import agent_path
 
 PI_PACKAGE = "@mariozechner/pi-coding-agent"
 PI_VERSION = "0.73.1"
@@ -24,10 +24,10 @@ class PiInstallError(RuntimeError):
     pass
 
 
-def install_pi(prefix: Path) -> Path:
-    """``pi`` from ``prefix`` (a cache dir), installing it with npm the first time."""
+def install_pi(cache: Path) -> Path:
+    """``pi`` from ``cache`` (toolchain.cache_dir()), installing it with npm the first time."""
     try:
-        return npm_install(prefix, PI_PACKAGE, PI_VERSION, "pi")
+        return npm_install(cache, PI_PACKAGE, PI_VERSION, "pi")
     except NpmInstallError as exc:
         raise PiInstallError(str(exc)) from None
 
@@ -59,7 +59,7 @@ def run_pi(pi: Path, scratch: Path, base_url: str, prompt: str, *extra: str) -> 
     }
     (agent / "models.json").write_text(json.dumps(models))
     env = {
-        "PATH": os.environ.get("PATH", ""),
+        "PATH": agent_path(),  # pi's launcher runs `node`: the venv's
         "HOME": str(home),
         "PI_CODING_AGENT_DIR": str(agent),
         "PI_OFFLINE": "1",

@@ -6,8 +6,8 @@ without error, with the files on disk really changed; the upstream must see
 Claude Code's tool names and schemas, and the calls replayed in Claude Code's
 form. Straight at the upstream, the same Read fails in opencode.
 
-Setup: npm installs opencode-ai@1.18.33 into ``.e2e/opencode``; opencode's grep
-and glob need ripgrep (``rg``) on PATH, which ``.ci/run`` installs.
+Setup: npm installs opencode-ai@1.18.33 into the shared cache (toolchain.py); opencode's
+grep and glob run the venv's ripgrep (``rg``), which the dev extras install.
 """
 
 from __future__ import annotations
@@ -21,13 +21,12 @@ from opencode_driver import (
     SetupError,
     bridge_rules_serve,
     install_opencode,
-    require_ripgrep,
     run_opencode,
 )
 
 from bridge_rules.pins import load_pin
 
-# opencode is installed with npm on first use: node, npm and registry access are needed.
+# opencode is installed with npm on first use: registry access is needed.
 pytestmark = pytest.mark.e2e
 
 HELLO = "Hello from the opencode e2e test file.\nSecond line: 42.\n"
@@ -35,10 +34,9 @@ TOOLS = {"Bash", "Edit", "Glob", "Grep", "Read", "Skill", "Agent", "TodoWrite", 
 
 
 @pytest.fixture(scope="session")
-def opencode(root: Path) -> Path:
+def opencode(npm_cache: Path) -> Path:
     try:
-        require_ripgrep()
-        return install_opencode(root / ".e2e" / "opencode")
+        return install_opencode(npm_cache)
     except SetupError as exc:
         pytest.fail(str(exc))
 

@@ -19,7 +19,7 @@ from servers import running_app
 import bridge_rules
 from bridge_rules.proxy import ProxyConfig, create_app
 
-# pi is installed with npm on first use: node, npm and registry access are needed.
+# pi is installed with npm on first use: registry access is needed.
 pytestmark = pytest.mark.e2e
 
 EDITED = HELLO.replace("42", "43")
@@ -67,9 +67,9 @@ SCENARIOS: list[Scenario] = [
 
 
 @pytest.fixture(scope="session")
-def pi(root: Path) -> Path:
+def pi(npm_cache: Path) -> Path:
     try:
-        return install_pi(root / ".e2e" / "pi")
+        return install_pi(npm_cache)
     except PiInstallError as exc:
         pytest.fail(str(exc))
 

@@ -12,6 +12,7 @@ import pytest
 from claude_driver import CLAUDE_ENV, CLAUDE_VERSION, ClaudeInstallError, install_claude
 from opencode_driver import OPENCODE_VERSION, SetupError, install_opencode
 from pi_driver import PI_VERSION, PiInstallError, install_pi
+from toolchain import agent_path
 
 from bridge_rules.cli.app import main
 from bridge_rules.drift import compare
@@ -32,22 +33,23 @@ def documented_template(name: str) -> str:
 def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data-home"))
+    monkeypatch.setenv("PATH", agent_path())  # `pin capture` runs the agent with this PATH
     use_dirs([])
     return tmp_path
 
 
 @pytest.fixture(scope="module")
-def pi(root: Path) -> Path:
+def pi(npm_cache: Path) -> Path:
     try:
-        return install_pi(root / ".e2e" / "pi")
+        return install_pi(npm_cache)
     except PiInstallError as exc:
         pytest.fail(str(exc))
 
 
 @pytest.fixture(scope="module")
-def claude(root: Path) -> Path:
+def claude(npm_cache: Path) -> Path:
     try:
-        return install_claude(root / ".e2e" / "claude-code")
+        return install_claude(npm_cache)
     except ClaudeInstallError as exc:
         pytest.fail(str(exc))
 
@@ -102,10 +104,10 @@ def test_claude_code_capture_has_every_packaged_runtime_tool(
 
 
 def test_opencode_capture_reproduces_the_packaged_pin(
-    root: Path, workdir: Path, capsys: pytest.CaptureFixture[str]
+    root: Path, npm_cache: Path, workdir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     try:
-        opencode = install_opencode(root / ".e2e" / "opencode")
+        opencode = install_opencode(npm_cache)
     except SetupError as exc:
         pytest.fail(str(exc))
     template = workdir / "capture-opencode.json"

@@ -105,10 +105,16 @@ def test_client_disconnect_cancels_the_upstream_request(
     proxy = make_proxy()
     with loopback.stream("POST", proxy + "/v1/messages", json={**REQUEST, "stream": True}) as r:
         next(r.iter_raw())
-    deadline = time.monotonic() + 5
-    while upstream.disconnects == 0 and time.monotonic() < deadline:
+    # On a loaded machine the proxy may notice the client leaving before it has sent the
+    # request on: then the upstream sees nothing at all, which is as good. Either way, by
+    # the time an uncancelled stream would have ended, none did.
+    deadline = time.monotonic() + 2
+    while time.monotonic() < deadline and not (
+        upstream.requests and upstream.disconnects >= len(upstream.requests)
+    ):
         time.sleep(0.02)
-    assert upstream.disconnects == 1
+    assert len(upstream.requests) <= 1
+    assert upstream.disconnects == len(upstream.requests)
     assert upstream.streams_done == 0
 
 
@@ -125,10 +131,16 @@ def test_client_leaving_before_the_upstream_answers_cancels_it(
             json={**REQUEST, "stream": True},
             timeout=httpx.Timeout(5.0, read=0.01),
         )
-    deadline = time.monotonic() + 5
-    while upstream.disconnects == 0 and time.monotonic() < deadline:
+    # On a loaded machine the proxy may notice the client leaving before it has sent the
+    # request on: then the upstream sees nothing at all, which is as good. Either way, by
+    # the time an uncancelled stream would have ended, none did.
+    deadline = time.monotonic() + 2
+    while time.monotonic() < deadline and not (
+        upstream.requests and upstream.disconnects >= len(upstream.requests)
+    ):
         time.sleep(0.02)
-    assert upstream.disconnects == 1
+    assert len(upstream.requests) <= 1
+    assert upstream.disconnects == len(upstream.requests)
     assert upstream.streams_done == 0
 
 

@@ -293,8 +293,14 @@ def test_two_replicas_of_four_workers_answer_as_one_worker_does(tmp_path: Path) 
     history = [b for m in last["messages"] if isinstance(m["content"], list) for b in m["content"]]
     commands = [b["input"]["command"] for b in history if b["type"] == "tool_use"]
     results = {b["tool_use_id"]: b["content"] for b in history if b["type"] == "tool_result"}
-    assert "seq 1 40 | grep 3" in commands
+    asked = [
+        c["input"]["command"]
+        for turn in range(TURNS)
+        for c in reply_for({"messages": [{"role": "assistant"}] * turn})[0]["content"]
+    ]
+    assert commands == asked  # the model sees its own commands, streamed turns included
     assert results["toolu_00_0"] == run("seq 1 40 | grep 3", tmp_path)
+    # ... and exactly their output, though the agent ran only what was left of each
     assert all(r == run(c, tmp_path) for c, r in zip(commands, results.values(), strict=True))
     assert all("_brs" not in b.decode() for b in single_model.seen)  # ids restored upstream
 

@@ -158,6 +158,16 @@ def test_stream_gives_no_internal_keys_and_seals_the_id(guard: Engine) -> None:
         assert sealed_call(guard)["id"].encode() in out  # the same id as the JSON answer
 
 
+def test_a_stage_it_cannot_reproduce_runs_in_the_agent(guard: Engine) -> None:
+    command = "cat log | awk '{print $2}'"
+    out = guard.inbound({"content": [use("toolu_1", command)]})
+    assert out["content"][0]["input"] == {"command": command}
+    assert out["content"][0]["id"] == "toolu_1"  # nothing stripped, nothing sealed
+    request = history(out["content"][0], OUTPUT)
+    sent = guard.outbound(request).payload
+    assert sent["messages"][1:] == request["messages"][1:]
+
+
 def test_history_never_sends_internal_keys(guard: Engine) -> None:
     leaked = use("toolu_2", "ls", _piToolGuardOriginalCommand="ls | head", _piToolGuardRemoved=True)
     sent = guard.outbound(history(leaked, "a")).payload

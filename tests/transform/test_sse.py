@@ -14,7 +14,7 @@ from tests.transform.conftest import ROOT, adapting, tool_calls
 
 import bridge_rules
 from bridge_rules.engine import Engine
-from bridge_rules.transform import sse
+from bridge_rules.transform import framing
 
 REGISTERED = ["read", "bash", "ls"]
 EXAMPLE = (ROOT / "examples" / "stream.sse").read_bytes()
@@ -245,4 +245,6 @@ def test_the_common_shape_is_read_as_the_general_parser_reads_it(
     # Every event here, and the shape Anthropic sends (event line, data line, LF), which
     # the generated lists often take.
     for raw in (eol.join(lines) + eol + eol, b"event: x\ndata: " + b"".join(lines) + b"\n\n"):
-        assert sse._parse_event(raw) == sse._parse_lines(raw)
+        fields, event = framing.parse_lines(raw), framing.Event(raw)
+        assert event.name == fields.name
+        assert event.data == (fields.data if fields.data_at >= 0 else None)

@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from bridge_rules.cli.app import app, fail
+from bridge_rules.diagnostics import EXIT_OK
 
 
 @app.command()
@@ -16,7 +17,7 @@ def codes(
         Optional[str],  # noqa: UP045 - typer needs Optional on 3.10
         typer.Argument(help="A code such as BR301; without it every code is listed."),
     ] = None,
-) -> None:
+) -> int:
     """Explain a diagnostic code (or list them all)."""
     import difflib
     import textwrap
@@ -26,7 +27,7 @@ def codes(
     if code is None:
         for doc in CODES.values():
             sys.stdout.write(f"{doc.code}  {doc.severity:<7}  {doc.title}\n")
-        return
+        return EXIT_OK
     found = CODES.get(code.upper())
     if found is None:
         near = difflib.get_close_matches(code.upper(), list(CODES), n=1)
@@ -39,3 +40,4 @@ def codes(
         f"Fails:\n{textwrap.indent(doc.bad, '    ')}\n"
         f"Passes:\n{textwrap.indent(doc.good, '    ')}"
     )
+    return EXIT_OK

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
 from bridge_rules.cli.app import app, fail, load_engine
 from bridge_rules.cli.style import TextOrJson
+from bridge_rules.diagnostics import EXIT_FINDINGS, EXIT_OK
 
 
 @app.command()
@@ -30,7 +31,14 @@ def drift(
         ),
     ] = None,
     fmt: Annotated[TextOrJson, typer.Option("--format", "-f", help="Output.")] = TextOrJson.text,
-) -> None:
+    exit_code: Annotated[
+        bool,
+        typer.Option(
+            "--exit-code",
+            help="Exit 1 when a change touches a tool the --rules bind or pass through (for CI).",
+        ),
+    ] = False,
+) -> int:
     """Tools and fields added, removed or renamed between two pins, and the rules each touches."""
     from bridge_rules.drift import drift as compare
     from bridge_rules.pins import PinError, load_pin
@@ -41,11 +49,20 @@ def drift(
         fail(exc.describe())
     if old.product != new.product:
         fail(f"cannot compare {old.spec} with {new.spec}: different products")
-    compiled = load_engine(rules).rules if rules else None
-    report = compare(old, new, compiled)
+    engine = load_engine(rules) if rules else None
+    compiled = engine.rules if engine is not None else None
+    report = compare(old, new, compiled, engine.outbound_name if engine is not None else None)
     if fmt is TextOrJson.json:
         import json
 
         sys.stdout.write(json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n")
     else:
         sys.stdout.write(report.render_text())
+    return drift_exit(report, exit_code=exit_code, with_rules=engine is not None)
+
+
+def drift_exit(report: Any, *, exit_code: bool, with_rules: bool) -> int:
+    """1 when ``--exit-code`` asks and a change touches the rules; else 0."""
+    if exit_code and not with_rules:
+        sys.stderr.write("bridge-rules: warning: --exit-code needs --rules to know what is used\n")
+    return EXIT_FINDINGS if exit_code and report.touched else EXIT_OK

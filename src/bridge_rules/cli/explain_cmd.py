@@ -8,7 +8,6 @@ from typing import Annotated, Any, Optional
 import typer
 
 from bridge_rules.cli.app import (
-    ColorOption,
     RulesOption,
     app,
     fail,
@@ -17,6 +16,7 @@ from bridge_rules.cli.app import (
     warn,
 )
 from bridge_rules.cli.style import TextOrJson, paint
+from bridge_rules.diagnostics import EXIT_FINDINGS, EXIT_OK
 from bridge_rules.source import escape
 
 
@@ -52,8 +52,21 @@ def explain(  # noqa: PLR0917 - one parameter per CLI option
             "lists), without the warning and exit status 1.",
         ),
     ] = False,
-    color: ColorOption = None,
-) -> None:
+    schema: Annotated[
+        bool,
+        typer.Option(
+            "--schema",
+            help="Show TOOL's input schema before and after the rules' `schemas:` conversion, "
+            "and the rule behind each change (the schema from the pins, or --schema-file).",
+        ),
+    ] = False,
+    schema_file: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(
+            "--schema-file", help="A JSON file holding TOOL's input schema.", metavar="PATH"
+        ),
+    ] = None,
+) -> int:
     """Show why TOOL goes out under its wire name, and whether that name comes back.
 
     Exit status: 0 traced, 1 TOOL is not a local name the rules know (the trace is still
@@ -68,6 +81,10 @@ def explain(  # noqa: PLR0917 - one parameter per CLI option
         except ValueError as exc:
             fail(f"--args is not JSON: {exc}")
     engine = load_engine(rules)
+    if schema or schema_file is not None:
+        from bridge_rules.cli.schema_views import explain_schema
+
+        return explain_schema(engine, tool, schema_file, fmt is TextOrJson.json)
     names = split_names(registered)
     explanation: Any = engine.explain(tool, registered=names, **extra)
     if fmt is TextOrJson.json:
@@ -79,7 +96,8 @@ def explain(  # noqa: PLR0917 - one parameter per CLI option
     known = [*engine.known_locals(), *(names or ())]
     if not any_name and tool not in known:
         warn(escape(_unknown(tool, known, engine)))
-        raise typer.Exit(1)
+        return EXIT_FINDINGS
+    return EXIT_OK
 
 
 def _unknown(tool: str, known: list[str], engine: Any) -> str:

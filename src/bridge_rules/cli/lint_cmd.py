@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from bridge_rules.cli.app import ColorOption, app, fail, split_names, warn
+from bridge_rules.cli.app import app, fail, split_names, warn
 
 if TYPE_CHECKING:
     from bridge_rules.diagnostics import Diagnostic
@@ -24,14 +24,6 @@ class Format(str, enum.Enum):
     json = "json"
     github = "github"
     sarif = "sarif"
-
-
-CodesOption = Annotated[
-    Optional[str],  # noqa: UP045 - typer needs Optional on 3.10
-    typer.Option(
-        help="Comma-separated codes or code prefixes, e.g. BR3,BR401.", metavar="CODE,..."
-    ),
-]
 
 
 @app.command()
@@ -62,6 +54,16 @@ def lint(  # noqa: PLR0917 - one parameter per CLI option
             metavar="PIN",
         ),
     ] = None,
+    schema_target: Annotated[
+        Optional[list[str]],  # noqa: UP045
+        typer.Option(
+            "--target",
+            help="Check the schemas of the pinned tools against this API (anthropic, "
+            "openai-strict, gemini, bedrock): what it would reject, and whether the rules' "
+            "`schemas:` convert it. Repeat for several.",
+            metavar="API",
+        ),
+    ] = None,
     fmt: Annotated[
         Optional[Format],  # noqa: UP045
         typer.Option(
@@ -80,15 +82,27 @@ def lint(  # noqa: PLR0917 - one parameter per CLI option
             metavar="FILE",
         ),
     ] = None,
-    select: CodesOption = None,
-    ignore: CodesOption = None,
+    select: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(
+            help="Report only findings whose code is one of these or starts with one, e.g. "
+            "BR3,BR401 (every BR3xx, and BR401).",
+            metavar="CODE,...",
+        ),
+    ] = None,
+    ignore: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(
+            help="Drop findings whose code is one of these or starts with one, e.g. BR308,BR2.",
+            metavar="CODE,...",
+        ),
+    ] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Warnings fail the run too.")] = False,
     exit_zero: Annotated[
         bool,
         typer.Option("--exit-zero", help="Exit 0 even with findings (still 2 for bad input)."),
     ] = False,
-    color: ColorOption = None,
-) -> None:
+) -> int:
     """Check rule files against the pinned Claude Code tool schemas.
 
     Exit status: 0 clean, 1 findings (errors; with --strict warnings too),
@@ -110,9 +124,11 @@ def lint(  # noqa: PLR0917 - one parameter per CLI option
             fail(exc.describe())
         if pinned.product != "claude-code":
             fail(f"--pin takes a Claude Code pin (claude-code@<version>), not '{pin}'")
+    kept, dropped = _codes(select, ignore)
+    apis = _schema_targets(schema_target or [])
     targets, layered = _targets(paths or [], layered)
-    report = run_lint([targets] if layered else targets, pinned)
-    diags = _filtered(report.diagnostics, split_names(select), split_names(ignore))
+    report = run_lint([targets] if layered else targets, pinned, apis)
+    diags = _filtered(report.diagnostics, kept, dropped)
     summary = Summary(
         rule_sets=len(report.targets),
         errors=sum(1 for d in diags if d.severity is Severity.ERROR),
@@ -122,9 +138,18 @@ def lint(  # noqa: PLR0917 - one parameter per CLI option
     )
     _write(chosen, diags, summary, output)
     if report.unloadable:
-        raise typer.Exit(EXIT_USAGE)
+        return EXIT_USAGE
     failing = summary.errors + (summary.warnings if strict else 0)
-    raise typer.Exit(EXIT_FINDINGS if failing and not exit_zero else EXIT_OK)
+    return EXIT_FINDINGS if failing and not exit_zero else EXIT_OK
+
+
+def _schema_targets(apis: list[str]) -> tuple[str, ...]:
+    from bridge_rules.schemas import TARGETS
+
+    for api in apis:
+        if api not in TARGETS:
+            fail(f"--target takes one of {', '.join(TARGETS)}, not '{api}'")
+    return tuple(dict.fromkeys(apis))
 
 
 def _targets(paths: list[str], layered: bool) -> tuple[list[str | Path], bool]:
@@ -154,17 +179,36 @@ def _targets(paths: list[str], layered: bool) -> tuple[list[str | Path], bool]:
     return targets, layered
 
 
+def _codes(select: str | None, ignore: str | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``--select``'s and ``--ignore``'s codes, upper-cased. One that no code starts with is a
+    usage error, since filtering by it would silently keep or drop nothing."""
+    from bridge_rules.codes import CODES
+
+    prefixes = ", ".join(sorted({known[:3] for known in CODES}))
+    chosen: list[tuple[str, ...]] = []
+    problems = []
+    for option, value in (("select", select), ("ignore", ignore)):
+        given = tuple(code.upper() for code in split_names(value) or ())
+        unknown = [code for code in given if not any(k.startswith(code) for k in CODES)]
+        if unknown:
+            problems.append(
+                f"--{option}: no code starts with {', '.join(map(repr, unknown))}; codes "
+                f"start with {prefixes} (`bridge-rules codes` lists them)"
+            )
+        chosen.append(given)
+    if problems:
+        fail(*problems)
+    return chosen[0], chosen[1]
+
+
 def _filtered(
-    diags: list[Diagnostic], select: list[str] | None, ignore: list[str] | None
+    diags: list[Diagnostic], kept: tuple[str, ...], dropped: tuple[str, ...]
 ) -> list[Diagnostic]:
     """``--select``/``--ignore`` by code or code prefix (``BR3`` is every BR3xx)."""
-    chosen = tuple(c.upper() for c in select or ())
-    dropped = tuple(c.upper() for c in ignore or ())
     return [
         d
         for d in diags
-        if (not chosen or d.code.startswith(chosen))
-        and not (dropped and d.code.startswith(dropped))
+        if (not kept or d.code.startswith(kept)) and not (dropped and d.code.startswith(dropped))
     ]
 
 

@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
-from bridge_rules.cli.app import app, fail
-from bridge_rules.diagnostics import EXIT_FINDINGS
+from bridge_rules.cli.app import CommandError, Group, app, fail
+from bridge_rules.diagnostics import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE
 
 if TYPE_CHECKING:
     from bridge_rules.pins import Pin
 
 pin_app = typer.Typer(
+    cls=Group,
     name="pin",
     help="Pins: the tool surface of one agent version. Capture, import, list, show, diff.",
     no_args_is_help=True,
@@ -121,7 +122,7 @@ def capture(
     ] = None,
     merge: MergeOption = False,
     force: ForceOption = False,
-) -> None:
+) -> int:
     """Run an agent against a local capture endpoint and pin the tools it sends.
 
     The endpoint (127.0.0.1, a free port) is in the agent's ANTHROPIC_BASE_URL and
@@ -144,11 +145,12 @@ def capture(
             command, template=template, env=_env(env or []), timeout=timeout, stdin=stdin
         )
     except CaptureError as exc:
-        sys.stderr.write(f"bridge-rules: error: pin capture {spec}: {exc}\n")
-        if exc.tail:
-            sys.stderr.write("  agent stderr (last lines):\n")
-            sys.stderr.write("".join(f"    {line}\n" for line in exc.tail.splitlines()))
-        raise typer.Exit(EXIT_FINDINGS if exc.kind != "no-agent" else 2) from None
+        tail = ["  agent stderr (last lines):", *(f"    {line}" for line in exc.tail.splitlines())]
+        raise CommandError(
+            f"bridge-rules: error: pin capture {spec}: {exc}",
+            *(tail if exc.tail else ()),
+            code=EXIT_USAGE if exc.kind == "no-agent" else EXIT_FINDINGS,
+        ) from None
     if got.returncode is None:
         sys.stderr.write(f"bridge-rules: warning: stopped the agent after {timeout:g} s\n")
     elif got.returncode != 0:
@@ -162,6 +164,7 @@ def capture(
         "tools": sorted(tools),
     }
     sys.stdout.write(_save(build(spec, tools, source), path, merge=merge, force=force) + "\n")
+    return EXIT_OK
 
 
 @pin_app.command("import")
@@ -171,7 +174,7 @@ def import_(
     out: OutOption = None,
     merge: MergeOption = False,
     force: ForceOption = False,
-) -> None:
+) -> int:
     """Make a pin from a captured request body's tools[]."""
     from bridge_rules.capture.document import DocumentError, build, now, request_tools, tool_entries
 
@@ -187,6 +190,7 @@ def import_(
     source = {"method": "import", "date": now(), "file": file.name, "tools": sorted(tools)}
     path = _destination(name, out)
     sys.stdout.write(_save(build(name, tools, source), path, merge=merge, force=force) + "\n")
+    return EXIT_OK
 
 
 def _format(fmt: str) -> str:
@@ -211,7 +215,7 @@ def _load(ref: str) -> Pin:
 
 
 @pin_app.command("list")
-def list_(fmt: FormatOption = "text") -> None:
+def list_(fmt: FormatOption = "text") -> int:
     """Every pin on the search path: spec, where it was found, how it was made, when."""
     from bridge_rules.pins import PinError, entries, load_file, search_path
 
@@ -235,7 +239,7 @@ def list_(fmt: FormatOption = "text") -> None:
             rows.append(row)
     if fmt == "json":
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
-        return
+        return EXIT_OK
     table = [
         [r["pin"], r["source"], r["method"], (r["date"] or "-")[:10], r["location"]]
         + (["(shadowed)"] if r["shadowed"] else [])
@@ -245,6 +249,7 @@ def list_(fmt: FormatOption = "text") -> None:
     for cells in table:
         padded = [c.ljust(w) for c, w in zip(cells, widths, strict=False)] + cells[4:]
         sys.stdout.write("  ".join(padded).rstrip() + "\n")
+    return EXIT_OK
 
 
 def _fields(schema: dict[str, Any]) -> str:
@@ -258,7 +263,7 @@ def show(
     ref: Annotated[str, typer.Argument(metavar="NAME@VERSION|FILE")],
     tool: Annotated[Optional[str], typer.Argument(help="One tool, in full.")] = None,  # noqa: UP045
     fmt: FormatOption = "text",
-) -> None:
+) -> int:
     """A pin's provenance and tools, or one tool's description and input schema."""
     import difflib
 
@@ -275,7 +280,7 @@ def show(
             "input_schema": pin.schema(tool),
         }
         sys.stdout.write(json.dumps(entry, indent=2, ensure_ascii=False) + "\n")
-        return
+        return EXIT_OK
     if fmt == "json":
         summary = {
             "pin": pin.spec,
@@ -285,7 +290,7 @@ def show(
             "tools": sorted(pin.tools),
         }
         sys.stdout.write(json.dumps(summary, indent=2) + "\n")
-        return
+        return EXIT_OK
     sys.stdout.write(f"{pin.spec}  {pin.origin}  {pin.path}\n")
     provenance = pin.provenance
     if provenance:
@@ -296,6 +301,7 @@ def show(
     width = max((len(n) for n in pin.tools), default=0)
     for name, schema in pin.tools.items():
         sys.stdout.write(f"    {name:<{width}}  {_fields(schema)}\n")
+    return EXIT_OK
 
 
 @pin_app.command()
@@ -303,7 +309,7 @@ def diff(
     old: Annotated[str, typer.Argument(metavar="A", help="NAME@VERSION or a pin file.")],
     new: Annotated[str, typer.Argument(metavar="B", help="NAME@VERSION or a pin file.")],
     fmt: FormatOption = "text",
-) -> None:
+) -> int:
     """Tools and fields that differ from A to B (the engine `drift` uses)."""
     from bridge_rules.drift import compare
 
@@ -314,10 +320,11 @@ def diff(
     else:
         lines = report.render_text().splitlines()[:-1]  # the last line counts touched rules
         sys.stdout.write("\n".join(lines) + "\n")
+    return EXIT_OK
 
 
 @pin_app.command()
-def check(files: Annotated[list[Path], typer.Argument(help="Pin files to validate.")]) -> None:
+def check(files: Annotated[list[Path], typer.Argument(help="Pin files to validate.")]) -> int:
     """Validate pin files (the rules of schemas/pin.schema.json); exit 1 on a problem."""
     from bridge_rules.pins import check_document, tools_digest
 
@@ -335,5 +342,6 @@ def check(files: Annotated[list[Path], typer.Argument(help="Pin files to validat
             sys.stdout.write(f"{path}: error: {problem}\n")
         bad += bool(problems)
     if bad:
-        raise typer.Exit(EXIT_FINDINGS)
+        return EXIT_FINDINGS
     sys.stdout.write(f"{len(files)} pin file(s) valid\n")
+    return EXIT_OK

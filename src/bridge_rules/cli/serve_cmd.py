@@ -12,113 +12,68 @@ import os
 import sys
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
+import click
 import typer
 
-from bridge_rules.cli.app import RulesOption, app, fail, print_rules_error, warn
-from bridge_rules.diagnostics import EXIT_USAGE
+from bridge_rules.cli.app import CommandError, RulesOption, app, fail, rules_error
+from bridge_rules.cli.style import paint
+from bridge_rules.diagnostics import EXIT_OK
 
 if TYPE_CHECKING:
     from bridge_rules.runtime import Runtime
 
 ENV_PREFIX = "BRIDGE_RULES"
 MiB = 1024 * 1024
+_FILE_WHERE = "bridge_rules.serve.file_where"
+"""``ctx.meta`` key: where ``--config FILE`` wrote each value it sets."""
 
 
-def _load_runtime(rules: list[str] | None) -> Runtime:
-    """The rules named on the command line, compiled; bad rules exit 2."""
+def _load_runtime(rules: tuple[str, ...]) -> Runtime:
+    """The rules named on the command line, compiled; bad rules stop ``serve`` (exit 2)."""
     from bridge_rules.diagnostics import RulesError
     from bridge_rules.ruleset import load_runtime
 
     try:
-        return load_runtime(list(rules) if rules else None)
+        return load_runtime(list(rules) or None)
     except RulesError as exc:
-        print_rules_error(exc)
-
-
-def _check(options: dict[str, Any]) -> None:
-    """Exit 2 with one line for the first option out of range."""
-    for name in ("workers", "max_body_bytes", "max_headers", "max_header_bytes"):
-        if options[name] < 1:
-            fail(f"--{name.replace('_', '-')} must be at least 1")
-    if options["outbound_cache_mb"] < 0:
-        fail("--outbound-cache-mb must be 0 (off) or more")
-    if options["upstream_keepalive"] < 0:
-        fail("--upstream-keepalive must be 0 (no reuse) or more")
-    if options["max_sse_event_bytes"] < 1:
-        fail("--max-sse-event-bytes must be at least 1")
-    for name in ("timeout", "body_timeout"):
-        if options[name] <= 0:
-            fail(f"--{name.replace('_', '-')} must be positive")
-
-
-def _check_claude_code(max_sessions: int, mcp_config: str | None) -> None:
-    """Exit 2 when ``--upstream claude-code`` cannot work: no SDK, no sessions, or an MCP
-    config file that cannot be used."""
-    import importlib.util
-
-    from bridge_rules.proxy.claude_code import MISSING_SDK, read_mcp_config
-
-    if importlib.util.find_spec("claude_agent_sdk") is None:
-        fail(MISSING_SDK)
-    if max_sessions < 1:
-        fail("--max-sessions must be at least 1")
-    if mcp_config:
-        try:
-            read_mcp_config(mcp_config)
-        except ValueError as exc:
-            fail(f"--claude-mcp-config: {exc}")
+        rules_error(exc)
 
 
 def _read_config(ctx: typer.Context, param: Any, value: str | None) -> None:
     """``--config FILE``: option values as the lowest-priority defaults (``ctx.default_map``)."""
     if not value:
         return
-    from pathlib import Path
+    from bridge_rules.proxy.config import read_settings
 
-    from bridge_rules.cli.style import paint
-    from bridge_rules.diagnostics import Severity, did_you_mean
-    from bridge_rules.loader import read_file
-
-    doc, diags = read_file(Path(value))  # the rule files' safe, size-limited YAML reader
-    errors = [d for d in diags if d.severity is Severity.ERROR]
-    codes = {d.code for d in errors}
-    if codes == {"BR005"}:  # an empty file (or only comments): no settings
-        return
-    if "BR001" in codes:
-        fail(f"--config {value}: no such file")
-    if "BR006" in codes:
-        fail(f"--config {value}: must be a mapping of option names to values (upstream: URL)")
-    if doc is None or errors:
-        for diag in errors:  # YAML syntax and size: located, like a rule file's
-            sys.stderr.write(paint(diag.line() + "\n", sys.stderr))
-        raise typer.Exit(EXIT_USAGE)
-    settings = doc.data
-    names = {p.name: p for p in ctx.command.params if p.name and p.name != "config_file"}
-    known = sorted(n.replace("_", "-") for n in names)
-    defaults: dict[str, Any] = {}
-    for key, setting in settings.items():
-        name = str(key).replace("-", "_")
-        if name not in names:
-            hint = did_you_mean(str(key), known) or f"known: {', '.join(known)}"
-            fail(f"--config {value}: unknown option '{key}'; {hint}")
-        defaults[name] = _setting(value, str(key), setting, multiple=names[name].multiple)
-    ctx.default_map = {**(ctx.default_map or {}), **defaults}
+    # serve's own settings: not --config itself, nor the root options it also takes.
+    own = [p for p in ctx.command.params if p.name and p.expose_value]
+    repeats = {p.name: bool(getattr(p, "multiple", False)) for p in own if p.name}
+    found = read_settings(value, repeats)
+    if found.problems:
+        raise CommandError(*(problem.line() for problem in found.problems))
+    ctx.default_map = {**(ctx.default_map or {}), **found.values}
+    ctx.meta[_FILE_WHERE] = found.where
 
 
-def _setting(path: str, key: str, setting: Any, multiple: bool) -> Any:
-    """A value from the file as the option takes it: a scalar, or for a repeatable option
-    (``rules``) a scalar or a list of them; anything else exits 2 (never a TypeError later)."""
-    scalar = (str, int, float, bool)
-    if isinstance(setting, scalar):
-        return [setting] if multiple else setting
-    if multiple and isinstance(setting, list) and all(isinstance(v, scalar) for v in setting):
-        return setting
-    shape = "a list of values" if multiple else "one value"
-    return fail(f"--config {path}: '{key}' takes {shape}, got {type(setting).__name__}")
+def _where(ctx: click.Context) -> dict[str, str]:
+    """Where each option's value was written, when not as a flag or left to its default: its
+    environment variable, or its place in ``--config FILE``."""
+    from click.core import ParameterSource
+
+    in_file: dict[str, str] = ctx.meta.get(_FILE_WHERE, {})
+    where = {}
+    for name in ctx.params:
+        source = ctx.get_parameter_source(name)
+        if source is ParameterSource.ENVIRONMENT:
+            where[name] = f"{ctx.auto_envvar_prefix}_{name.upper()}"
+        elif source is ParameterSource.DEFAULT_MAP and name in in_file:
+            where[name] = in_file[name]
+    return where
 
 
 @app.command(context_settings={"auto_envvar_prefix": ENV_PREFIX})
 def serve(  # noqa: PLR0917 - one parameter per CLI option
+    ctx: typer.Context,
     upstream: Annotated[
         str,
         typer.Option(
@@ -210,7 +165,7 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
             expose_value=False,
         ),
     ] = None,
-) -> None:
+) -> int:
     """Proxy Anthropic Messages traffic, applying the rules both ways.
 
     Every option also reads BRIDGE_RULES_<OPTION> from the environment (BRIDGE_RULES_UPSTREAM,
@@ -220,64 +175,35 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
     Exit status: 2 for a bad option, rules that do not load or a port that cannot be
     bound.
     """
-    from urllib.parse import urlsplit
+    from bridge_rules.proxy.config import ServeSettings, SettingProblem, bind_problem
+    from bridge_rules.sealing import ENV_KEY as SEAL_KEY_ENV
 
-    from bridge_rules.proxy.config import (
-        CLAUDE_CODE,
-        MULTIPROC_ENV,
-        ProxyConfig,
-        bind_problem,
-        normalise_upstream,
-    )
-
-    parts = urlsplit(upstream)
-    if upstream == CLAUDE_CODE:
-        _check_claude_code(max_sessions, claude_mcp_config)
-    elif parts.scheme not in ("http", "https") or not parts.netloc:
-        fail(f"--upstream must be an http(s) URL, got '{upstream}'")
-    if parts.query or parts.fragment:
-        fail(f"--upstream takes no query string or fragment, got '{upstream}'")
-    upstream, notice = normalise_upstream(upstream) if upstream != CLAUDE_CODE else (upstream, None)
-    if notice is not None:
-        warn(notice)
-    _check(locals())
-    if log_prompts and not debug_log:
-        fail("--log-prompts only applies with --debug-log FILE")
-    shared = os.environ.get(MULTIPROC_ENV)
-    if shared and not os.path.isdir(shared):  # prometheus-client would fail on first use
-        fail(
-            f"{MULTIPROC_ENV}={shared} is not a directory; create it, or unset it "
-            "(with --workers N, serve then makes a temporary one)"
+    settings, problems = ServeSettings.check(ctx.params, _where(ctx))
+    if settings is None:
+        raise CommandError(*(problem.line() for problem in problems))
+    for problem in problems:
+        sys.stderr.write(paint(problem.line() + "\n", sys.stderr))
+    runtime = _load_runtime(settings.config.rules)  # checked once, before any worker starts
+    if runtime.stripping_tools and not os.environ.get(SEAL_KEY_ENV):
+        unsealed = SettingProblem(
+            f"the rules strip bash pipelines ({', '.join(sorted(runtime.stripping_tools))}), "
+            f"but {SEAL_KEY_ENV} is not set: no pipeline is stripped, the agent runs each "
+            "command as written (docs/bindings.md)",
+            warning=True,
         )
-    runtime = _load_runtime(rules)  # validates the rules once, before any worker starts
-    config = ProxyConfig(
-        upstream=upstream,
-        rules=tuple(rules or ()),
-        max_body_bytes=max_body_bytes,
-        timeout=timeout,
-        debug_log=debug_log,
-        log_prompts=log_prompts,
-        max_headers=max_headers,
-        max_header_bytes=max_header_bytes,
-        body_timeout=body_timeout,
-        max_sse_event_bytes=max_sse_event_bytes,
-        outbound_cache_mb=outbound_cache_mb,
-        upstream_keepalive=upstream_keepalive,
-        claude_path=claude_path,
-        max_sessions=max_sessions,
-        claude_allow=tuple(claude_allow or ()),
-        claude_mcp_config=claude_mcp_config,
-    )
-    problem = bind_problem(host, port)
-    if problem is not None:
-        fail(problem)
+        sys.stderr.write(paint(unsealed.line() + "\n", sys.stderr))
+    unbindable = bind_problem(settings.host, settings.port)
+    if unbindable is not None:
+        fail(unbindable)
     # The server stack is imported only now, after every check: a bad option answers fast.
     from bridge_rules.proxy.app import create_app
     from bridge_rules.proxy.ops import with_ops
     from bridge_rules.proxy.server import serve as run
 
     try:
-        proxy = create_app(config, runtime)
+        proxy = create_app(settings.config, runtime)
     except OSError as exc:
         fail(f"cannot open the debug log: {exc}")
-    run(config, with_ops(proxy, upstream), host, port, workers)
+    config = settings.config
+    run(config, with_ops(proxy, config.upstream), settings.host, settings.port, settings.workers)
+    return EXIT_OK

@@ -12,10 +12,19 @@ from typing import IO, Annotated, Any, Optional
 
 import typer
 
-from bridge_rules.cli.app import RulesOption, app, fail, load_engine, split_names
-from bridge_rules.diagnostics import EXIT_USAGE
+from bridge_rules.cli.app import (
+    CommandError,
+    Group,
+    RulesOption,
+    app,
+    fail,
+    load_engine,
+    split_names,
+)
+from bridge_rules.diagnostics import EXIT_OK
 
 transform_app = typer.Typer(
+    cls=Group,
     name="transform",
     help="Rewrite Anthropic Messages requests, responses and SSE streams with the rules.",
     no_args_is_help=True,
@@ -61,8 +70,7 @@ def _read_json(path: str) -> Any:
         line, col = getattr(exc, "lineno", 1), getattr(exc, "colno", 1)
         reason = getattr(exc, "msg", None) or "nested too deeply"
         what = "cannot read JSON" if isinstance(exc, jsonio.NestedTooDeep) else "invalid JSON"
-        sys.stderr.write(f"{where}:{line}:{col}: error[BR501] {what}: {reason}\n")
-        raise typer.Exit(EXIT_USAGE) from None
+        raise CommandError(f"{where}:{line}:{col}: error[BR501] {what}: {reason}") from None
 
 
 def _write_json(value: Any, pretty: bool) -> None:
@@ -90,7 +98,7 @@ def outbound(
     summary: Annotated[
         bool, typer.Option("--summary", help="Also print the gate and the renames to stderr.")
     ] = False,
-) -> None:
+) -> int:
     """Rewrite a request body (tools, tool_choice, history, system) for the wire."""
     engine = load_engine(rules)
     payload = _read_json(file)
@@ -105,6 +113,7 @@ def outbound(
         if result.dropped:
             sys.stderr.write(f"dropped by filters: {', '.join(result.dropped)}\n")
         sys.stderr.write(f"registered (for the response): {','.join(result.registered)}\n")
+    return EXIT_OK
 
 
 @transform_app.command()
@@ -113,11 +122,12 @@ def inbound(
     rules: RulesOption = None,
     registered: RegisteredOption = None,
     pretty: PrettyOption = False,
-) -> None:
+) -> int:
     """Rewrite a non-streaming response message: tool calls back to local names and arguments."""
     engine = load_engine(rules)
     message = _read_json(file)
     _write_json(engine.inbound(message, registered=split_names(registered)), pretty)
+    return EXIT_OK
 
 
 @transform_app.command()
@@ -125,7 +135,7 @@ def stream(
     file: FileArg = "-",
     rules: RulesOption = None,
     registered: RegisteredOption = None,
-) -> None:
+) -> int:
     """Rewrite an SSE response stream as it arrives; unchanged events are copied byte for byte."""
     engine = load_engine(rules)
     out = sys.stdout.buffer
@@ -135,3 +145,4 @@ def stream(
         for piece in engine.inbound_stream(chunks, registered=split_names(registered)):
             out.write(piece)
             out.flush()
+    return EXIT_OK

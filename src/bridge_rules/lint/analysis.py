@@ -114,16 +114,20 @@ def apply_suppressions(
     return sort_diagnostics(kept), dropped
 
 
-def run_checks(runtime: Runtime, pin: Pin | None) -> list[Diagnostic]:
+def run_checks(
+    runtime: Runtime, pin: Pin | None, schema_targets: tuple[str, ...] = ()
+) -> list[Diagnostic]:
     """Every registered check over one compiled rule set."""
-    ctx = LintContext(runtime=runtime, pin=pin)
+    ctx = LintContext(runtime=runtime, pin=pin, schema_targets=schema_targets)
     found: list[Diagnostic] = []
     for registered in load_checks():
         found.extend(registered.func(ctx))
     return found
 
 
-def analyse(target: Target, pin: Pin | None = None) -> Analysis:
+def analyse(
+    target: Target, pin: Pin | None = None, schema_targets: tuple[str, ...] = ()
+) -> Analysis:
     """Load, compile and check one rule set; ``pin`` overrides the files' own Claude Code pin.
 
     The cyclic garbage collector is paused meanwhile: loading builds hundreds of
@@ -133,13 +137,13 @@ def analyse(target: Target, pin: Pin | None = None) -> Analysis:
     paused = gc.isenabled()
     gc.disable()
     try:
-        return _analyse(target, pin)
+        return _analyse(target, pin, schema_targets)
     finally:
         if paused:
             gc.enable()
 
 
-def _analyse(target: Target, pin: Pin | None) -> Analysis:
+def _analyse(target: Target, pin: Pin | None, schema_targets: tuple[str, ...]) -> Analysis:
     refs = list(target) if isinstance(target, Sequence) and not isinstance(target, str) else target
     source = load_sources(refs)
     if pin is not None:
@@ -150,7 +154,7 @@ def _analyse(target: Target, pin: Pin | None) -> Analysis:
     if source.files and not has_errors(source.diagnostics):
         runtime = compile_rules(source)
         found = list(runtime.rules.diagnostics)
-        found.extend(run_checks(runtime, runtime.rules.pin))
+        found.extend(run_checks(runtime, runtime.rules.pin, schema_targets))
         suppressions: Sequence[tuple[Suppression, Span]] = runtime.rules.suppressions
     else:
         suppressions = _source_suppressions(source)

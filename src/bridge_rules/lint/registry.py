@@ -89,6 +89,8 @@ class LintContext:
 
     runtime: Runtime
     pin: Pin | None
+    schema_targets: tuple[str, ...] = ()
+    """``lint --target``: APIs the pinned tools' schemas are checked against."""
 
     @property
     def rules(self) -> CompiledRules:

@@ -51,8 +51,12 @@ def lint_target(target: str | Path, pin: Pin | None = None) -> Analysis:
 
 
 def lint(
-    targets: Sequence[str | Path | Sequence[str | Path]] | None = None, pin: Pin | None = None
+    targets: Sequence[str | Path | Sequence[str | Path]] | None = None,
+    pin: Pin | None = None,
+    schema_targets: tuple[str, ...] = (),
 ) -> LintReport:
-    """Each target on its own; a target that is a list is one layered rule set."""
+    """Each target on its own; a target that is a list is one layered rule set.
+
+    ``schema_targets``: APIs the pinned tools' schemas are checked against (``--target``)."""
     chosen = list(targets) if targets else list(default_targets())
-    return LintReport([analyse(t, pin) for t in chosen])
+    return LintReport([analyse(t, pin, schema_targets) for t in chosen])

@@ -1,7 +1,10 @@
 """Proxy settings, serialisable so ``--workers`` processes can rebuild the app, and the
-checks ``serve`` makes on them before it starts (the upstream URL's path, whether the port
-can be bound). Standard library only: a bad option is reported before the server stack
-is imported."""
+checks ``serve`` makes on them before it starts: :meth:`ServeSettings.check` for the
+values, whether they came from flags, the environment or ``--config FILE``
+(:func:`read_settings`), and :func:`bind_problem` for the port. Problems are data with
+their messages and where each value was written. Standard library only (the settings
+file's reader is imported when there is a file): a bad option is reported before the
+server stack is imported."""
 
 from __future__ import annotations
 
@@ -9,8 +12,17 @@ import errno
 import json
 import os
 import socket
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Union
 from urllib.parse import urlsplit, urlunsplit
+
+from bridge_rules.sealing import ENV_KEY as SEAL_KEY_ENV
+from bridge_rules.sealing import MIN_KEY_BYTES as MIN_SEAL_KEY_BYTES
+
+if TYPE_CHECKING:
+    from bridge_rules.diagnostics import Diagnostic
 
 ENV_VAR = "BRIDGE_RULES_SERVE_CONFIG"
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
@@ -24,6 +36,10 @@ DEFAULT_OUTBOUND_CACHE_MB = 64
 DEFAULT_UPSTREAM_KEEPALIVE = 30.0
 CLAUDE_CODE = "claude-code"
 """``--upstream claude-code``: answer with the Claude Code CLI (docs/claude-code-upstream.md)."""
+MISSING_SDK = (
+    "--upstream claude-code needs the claude-agent-sdk package: "
+    "pip install 'bridge-rules[claude-code]'"
+)
 
 
 @dataclass(frozen=True)
@@ -90,3 +106,243 @@ def bind_problem(host: str, port: int) -> str | None:
                 return f"not allowed to listen on {host}:{port} (ports below 1024 need privileges)"
             return f"cannot listen on {host}:{port}: {exc.strerror or exc}"
     return None
+
+
+@dataclass(frozen=True)
+class SettingProblem:
+    """A setting ``serve`` cannot start with (or, as a warning, one it changed): what is
+    wrong in the words a user reads, naming the option, and where the value was written when
+    that was not a flag (``BRIDGE_RULES_PORT``, ``--config serve.yaml:3:7``)."""
+
+    message: str
+    where: str | None = None
+    warning: bool = False
+
+    def line(self) -> str:
+        severity = "warning" if self.warning else "error"
+        where = f"{self.where}: " if self.where else ""
+        return f"bridge-rules: {severity}: {where}{self.message}"
+
+
+Problem = Union[SettingProblem, "Diagnostic"]
+"""Either kind prints as one ``line()``: a settings file the YAML reader refuses (syntax,
+encoding, size) is reported located, the way a rule file is."""
+
+# Options that take a count or a size, and those where 0 has a meaning of its own.
+_AT_LEAST_ONE = (
+    "workers",
+    "max_body_bytes",
+    "max_headers",
+    "max_header_bytes",
+    "max_sse_event_bytes",
+)
+_ZERO_MEANS = {"outbound_cache_mb": "off", "upstream_keepalive": "no reuse"}
+_POSITIVE = ("timeout", "body_timeout")
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+@dataclass(frozen=True)
+class ServeSettings:
+    """Everything ``serve`` runs with: where it listens, how many workers, and the
+    :class:`ProxyConfig` each worker builds its app from."""
+
+    config: ProxyConfig
+    host: str = "127.0.0.1"
+    port: int = 8787
+    workers: int = 1
+
+    @classmethod
+    def check(
+        cls,
+        options: Mapping[str, Any],
+        where: Mapping[str, str] | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> tuple[ServeSettings | None, list[SettingProblem]]:
+        """The settings from ``serve``'s option values (by parameter name), or ``None`` when
+        one is wrong, and every problem found; a value is judged the same wherever it came
+        from, and ``where`` (option name -> origin) says where to mend it."""
+        where = where or {}
+        env = os.environ if environ is None else environ
+        problems: list[SettingProblem] = []
+
+        def bad(name: str, message: str) -> None:
+            problems.append(SettingProblem(message, where.get(name)))
+
+        upstream = str(options["upstream"])
+        parts = urlsplit(upstream)
+        if upstream == CLAUDE_CODE:
+            for name, message in _claude_code_problems(options):
+                bad(name, message)
+        elif parts.scheme not in ("http", "https") or not parts.netloc:
+            bad("upstream", f"--upstream must be an http(s) URL, got '{upstream}'")
+        elif parts.query or parts.fragment:
+            bad("upstream", f"--upstream takes no query string or fragment, got '{upstream}'")
+        else:
+            upstream, notice = normalise_upstream(upstream)
+            if notice is not None:
+                problems.append(SettingProblem(notice, where.get("upstream"), warning=True))
+        if not 0 <= options["port"] <= 65535:
+            bad("port", "--port must be from 0 to 65535")
+        for name in _AT_LEAST_ONE:
+            if options[name] < 1:
+                bad(name, f"{_flag(name)} must be at least 1")
+        for name, zero in _ZERO_MEANS.items():
+            if options[name] < 0:
+                bad(name, f"{_flag(name)} must be 0 ({zero}) or more")
+        for name in _POSITIVE:
+            if options[name] <= 0:
+                bad(name, f"{_flag(name)} must be positive")
+        if options["log_prompts"] and not options["debug_log"]:
+            bad("log_prompts", "--log-prompts only applies with --debug-log FILE")
+        key = env.get(SEAL_KEY_ENV, "")
+        if key and len(key.encode("utf-8")) < MIN_SEAL_KEY_BYTES:
+            problems.append(
+                SettingProblem(
+                    f"{SEAL_KEY_ENV} must be at least {MIN_SEAL_KEY_BYTES} bytes; use a long "
+                    "random secret, the same in every worker and replica"
+                )
+            )
+        shared = env.get(MULTIPROC_ENV)
+        if shared and not os.path.isdir(shared):  # prometheus-client would fail on first use
+            problems.append(
+                SettingProblem(
+                    f"{MULTIPROC_ENV}={shared} is not a directory; create it, or unset it "
+                    "(with --workers N, serve then makes a temporary one)"
+                )
+            )
+        if any(not p.warning for p in problems):
+            return None, problems
+        fields = {n: options[n] for n in _PROXY_OPTIONS}
+        config = ProxyConfig(
+            upstream=upstream,
+            rules=tuple(options["rules"] or ()),
+            claude_allow=tuple(options["claude_allow"] or ()),
+            **fields,
+        )
+        return cls(config, options["host"], options["port"], options["workers"]), problems
+
+
+_PROXY_OPTIONS = (
+    "max_body_bytes",
+    "timeout",
+    "debug_log",
+    "log_prompts",
+    "max_headers",
+    "max_header_bytes",
+    "body_timeout",
+    "max_sse_event_bytes",
+    "outbound_cache_mb",
+    "upstream_keepalive",
+    "claude_path",
+    "max_sessions",
+    "claude_mcp_config",
+)
+"""``serve`` options that are :class:`ProxyConfig` fields under the same name."""
+
+
+def _claude_code_problems(options: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Why ``--upstream claude-code`` cannot work with these options (option, message): no
+    SDK, no sessions, or an MCP config file that cannot be used."""
+    import importlib.util
+
+    problems = []
+    if importlib.util.find_spec("claude_agent_sdk") is None:
+        problems.append(("upstream", MISSING_SDK))
+    if options["max_sessions"] < 1:
+        problems.append(("max_sessions", "--max-sessions must be at least 1"))
+    if options["claude_mcp_config"]:
+        try:
+            read_mcp_config(options["claude_mcp_config"])
+        except ValueError as exc:
+            problems.append(("claude_mcp_config", f"--claude-mcp-config: {exc}"))
+    return problems
+
+
+@dataclass(frozen=True)
+class SettingsFile:
+    """``--config FILE``, read: option values by parameter name, where each was written,
+    and what is wrong with the file."""
+
+    values: dict[str, Any] = field(default_factory=dict)
+    where: dict[str, str] = field(default_factory=dict)
+    problems: tuple[Problem, ...] = ()
+
+
+# Two of the YAML reader's whole-file problems are worded for rule files: a settings file
+# says its own (None: an empty file, or only comments, sets nothing).
+_WHOLE_FILE = {
+    "BR005": None,
+    "BR006": "must be a mapping of option names to values (upstream: URL)",
+}
+
+
+def read_settings(path: str, options: Mapping[str, bool]) -> SettingsFile:
+    """The option values ``path`` sets, read with the rule files' safe, size-limited YAML
+    reader. ``options`` maps each option's parameter name to whether it repeats; a key may
+    be written ``max-body-bytes`` or ``max_body_bytes``."""
+    from pathlib import Path
+
+    from bridge_rules.diagnostics import Severity, did_you_mean
+    from bridge_rules.loader import read_file
+
+    whole = f"--config {path}"
+    if not os.path.exists(path):
+        return SettingsFile(problems=(SettingProblem("no such file", whole),))
+    doc, diags = read_file(Path(path))
+    if doc is None:
+        errors = [d for d in diags if d.severity is Severity.ERROR]
+        own = [_WHOLE_FILE[d.code] for d in errors if d.code in _WHOLE_FILE]
+        if own:
+            message = own[0]
+            return SettingsFile(problems=(SettingProblem(message, whole),) if message else ())
+        return SettingsFile(problems=tuple(errors))
+    known = sorted(name.replace("_", "-") for name in options)
+    values: dict[str, Any] = {}
+    where: dict[str, str] = {}
+    problems: list[Problem] = []
+    for key, setting in doc.data.items():
+        name = str(key).replace("-", "_")
+        if name not in options:
+            hint = did_you_mean(str(key), known) or f"known: {', '.join(known)}"
+            at = f"--config {doc.source_map.key_span((key,))}"
+            problems.append(SettingProblem(f"unknown option '{key}'; {hint}", at))
+            continue
+        at = f"--config {doc.source_map.value_span((key,))}"
+        value = _value(setting, options[name])
+        if value is None:
+            shape = "a list of values" if options[name] else "one value"
+            kind = type(setting).__name__
+            problems.append(SettingProblem(f"'{key}' takes {shape}, got {kind}", at))
+            continue
+        values[name], where[name] = value, at
+    return SettingsFile(values, where, tuple(problems))
+
+
+def _value(setting: Any, multiple: bool) -> Any:
+    """A value from the file as the option takes it: a scalar, or for a repeatable option
+    (``rules``) a scalar or a list of them; ``None`` for any other shape, so it is refused
+    here and never becomes a TypeError later."""
+    scalar = (str, int, float, bool)
+    if isinstance(setting, scalar):
+        return [setting] if multiple else setting
+    if multiple and isinstance(setting, list) and all(isinstance(v, scalar) for v in setting):
+        return setting
+    return None
+
+
+def read_mcp_config(path: str) -> dict[str, Any]:
+    """The servers of an MCP config file (``{"mcpServers": {...}}``); ValueError with the
+    reason when it cannot be used."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise ValueError(f"{path} is not JSON: {exc}") from None
+    servers = data.get("mcpServers") if isinstance(data, dict) else None
+    if not isinstance(servers, dict) or not all(isinstance(v, dict) for v in servers.values()):
+        raise ValueError(f'{path} must be {{"mcpServers": {{"name": {{...}}, ...}}}}')
+    return servers

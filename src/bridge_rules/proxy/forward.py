@@ -22,7 +22,7 @@ from bridge_rules.proxy.errors import ProxyError, UpstreamAborted, sse_error_eve
 from bridge_rules.proxy.headers import filter_headers, is_secret, redact, request_headers
 from bridge_rules.proxy.obs import DebugLog
 from bridge_rules.proxy.reply import Message, Reply
-from bridge_rules.proxy.stream import EventTooLarge, StreamWatch, capped_events
+from bridge_rules.proxy.stream import EventTooLarge, StreamWatch, relay, too_large
 from bridge_rules.proxy.upstream import READ_ERRORS, Upstream, read_fault
 from bridge_rules.transform.turn import Turn
 from bridge_rules.transform.unmapped import HEADER as UNMAPPED_HEADER
@@ -87,12 +87,13 @@ async def forward(upstream: Upstream, ex: Exchange) -> None:
 
 
 async def _send_stream(
-    ex: Exchange, chunks: AsyncIterator[bytes], timeout: float, can_tell: bool
+    ex: Exchange, chunks: AsyncIterator[bytes], timeout: float, watch: StreamWatch | None
 ) -> None:
     """Send ``chunks`` as they come; a fault becomes an SSE ``error`` event when the body
-    is a plain SSE stream, else the connection is closed (a truncated body, never a
-    silently complete one). The client gets at most one error event."""
-    watch = StreamWatch()
+    is a plain SSE stream (its events seen by ``watch``), else the connection is closed (a
+    truncated body, never a silently complete one). The client gets at most one error
+    event."""
+    can_tell = watch is not None
     keep = ex.debug_log is not None and ex.debug_log.log_prompts
     kept: list[bytes] = []
     fault: str | None = None
@@ -101,20 +102,18 @@ async def _send_stream(
             await ex.reply.chunk(chunk)
             if keep and ex.reply.record.bytes_out <= DEBUG_STREAM_CAP:
                 kept.append(chunk)
-            if can_tell:
-                watch.saw(chunk)
     except READ_ERRORS as exc:
         fault, ex.reply.record.error = read_fault(exc, timeout), "upstream_stream_error"
     except EventTooLarge as exc:
-        fault, ex.reply.record.error = str(exc), "sse_event_too_large"
+        fault, ex.reply.record.error = too_large(exc), "sse_event_too_large"
     else:
-        if can_tell and not watch.finished:
+        if watch is not None and not watch.finished:
             fault = "the upstream ended the stream before message_stop"
             ex.reply.record.error = "upstream_stream_incomplete"
     finally:
         if kept:
             ex.debug["response_stream"] = b"".join(kept).decode("utf-8", "replace")
-    if fault is not None and can_tell and not watch.finished:
+    if fault is not None and watch is not None and not watch.finished:
         await ex.reply.chunk(sse_error_event(fault))
     elif fault is not None and not can_tell:
         raise UpstreamAborted(fault)
@@ -126,18 +125,23 @@ async def _untouched(
 ) -> None:
     encoded = response.headers.get("content-encoding", "identity") != "identity"
     await ex.reply.start(response.status, filter_headers(response.raw_headers, frozenset()))
-    can_tell = sse and not encoded and response.status < 400
-    await _send_stream(ex, response.content.iter_any(), upstream.config.timeout, can_tell)
+    chunks: AsyncIterator[bytes] = response.content.iter_any()
+    watch = None
+    if sse and not encoded and response.status < 400:
+        watch = StreamWatch()
+        chunks = relay(chunks, upstream.config.max_sse_event_bytes, watch, untouched=True)
+    await _send_stream(ex, chunks, upstream.config.timeout, watch)
 
 
 async def _stream(
     upstream: Upstream, turn: Turn, ex: Exchange, response: aiohttp.ClientResponse
 ) -> None:
     await ex.reply.start(response.status, filter_headers(response.raw_headers, REWRITE_DROP))
-    capped = capped_events(response.content.iter_any(), upstream.config.max_sse_event_bytes)
-    chunks = turn.stream_async(capped)
+    watch = StreamWatch()
+    events = relay(response.content.iter_any(), upstream.config.max_sse_event_bytes, watch)
+    chunks = turn.stream_async(events)
     try:
-        await _send_stream(ex, chunks, upstream.config.timeout, True)
+        await _send_stream(ex, chunks, upstream.config.timeout, watch)
     finally:
         ex.reply.record.noted(turn.report)
 

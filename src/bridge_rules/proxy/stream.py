@@ -1,62 +1,82 @@
-"""Watching a response stream on its way to the client.
+"""A response stream on its way to the client, framed once.
 
-:class:`StreamWatch` follows the last bytes sent, so the proxy knows whether the
-stream already ended properly (``message_stop``) or already carries the upstream's
-own ``error`` event; in either case it adds no error event of its own.
-:func:`capped_events` stops a stream whose current SSE event has grown past the
-cap, before the stream rewriter buffers it.
+The upstream's bytes go through one :class:`~bridge_rules.transform.framing.Framer`
+(:func:`relay`): a rewritten stream's rewriter gets complete events (capped: an event
+past ``--max-sse-event-bytes`` stops the stream before anything buffers it whole); an
+untouched stream passes on as it arrives, framed only to watch it (an oversized event
+is skimmed, never kept). Either way :class:`StreamWatch` sees
+the events, so the proxy knows whether the stream already ended properly
+(``message_stop``) or already carries the upstream's own ``error`` event; in either
+case it adds no error event of its own. The rewriter emits both as soon as they arrive.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-_STOP = b"message_stop"
-_ERRORS = (b"event: error", b"event:error", b'data: {"type":"error"', b'data: {"type": "error"')
-_KEEP = 64  # bytes of the previous chunk kept, so a marker split across chunks is seen
-# Every SSE event boundary (two line ends in a row, each CRLF, LF or CR) contains one of
-# these, and each of them is a boundary.
-_BOUNDARIES = (b"\n\n", b"\r\r", b"\n\r")
+from bridge_rules.transform.framing import Event, EventTooLarge, Framed, Framer
+
+__all__ = ["EventTooLarge", "StreamWatch", "relay", "too_large"]
 
 
 class StreamWatch:
     def __init__(self) -> None:
-        self._tail = b""
         self.stopped = False  # a message_stop went out
         self.upstream_error = False  # the upstream's own error event went out
 
-    def saw(self, chunk: bytes) -> None:
-        window = self._tail + chunk
-        if _STOP in window:
+    def saw(self, run: Framed) -> None:
+        if b"message_stop" in run.raw or b"error" in run.raw:
+            for event in run.events():
+                self._event(event)
+
+    def saw_tail(self, tail: bytes) -> None:
+        """The stream's last bytes, an event without its blank line: a client may still read
+        it (as the proxy always passed it on)."""
+        if tail:
+            self._event(Event(tail))
+
+    def _event(self, event: Event) -> None:
+        kind = event.kind
+        if kind == "message_stop":
             self.stopped = True
-        if any(marker in window for marker in _ERRORS):
+        elif kind == "error":
             self.upstream_error = True
-        self._tail = window[-_KEEP:]
 
     @property
     def finished(self) -> bool:
         return self.stopped or self.upstream_error
 
 
-class EventTooLarge(Exception):
-    """One SSE event from the upstream grew past the cap."""
-
-    def __init__(self, cap: int) -> None:
-        super().__init__(
-            f"an SSE event from the upstream exceeded {cap} bytes "
-            "(bridge-rules serve --max-sse-event-bytes); the stream was closed"
-        )
+def too_large(exc: EventTooLarge) -> str:
+    """What the client's error event says."""
+    return (
+        f"an SSE event from the upstream exceeded {exc.cap} bytes "
+        "(bridge-rules serve --max-sse-event-bytes); the stream was closed"
+    )
 
 
-async def capped_events(chunks: AsyncIterator[bytes], cap: int) -> AsyncIterator[bytes]:
-    """``chunks`` unchanged, raising :class:`EventTooLarge` once an event passes ``cap``."""
-    since = 0  # bytes since the last event boundary
-    last = b""
+async def relay(
+    chunks: AsyncIterator[bytes], cap: int, watch: StreamWatch, *, untouched: bool = False
+) -> AsyncIterator[bytes]:
+    """The upstream's SSE bytes, their events seen by ``watch``.
+
+    For a rewriter: complete events as they arrive (:class:`Framed` runs, which it takes
+    as they are), then the incomplete tail; raises :class:`EventTooLarge` past ``cap``.
+    ``untouched``: ``chunks`` unchanged and at once, an event past ``cap`` skimmed."""
+    framer = Framer(cap, skim=untouched)
     async for chunk in chunks:
-        window = last + chunk
-        end = max(window.rfind(b) for b in _BOUNDARIES)
-        since = len(window) - end - 2 if end >= 0 else since + len(chunk)
-        if since > cap:
-            raise EventTooLarge(cap)
-        last = chunk[-1:]
-        yield chunk
+        run = framer.feed(chunk)
+        if run is not None:
+            watch.saw(run)
+        if untouched:
+            yield chunk
+        elif run is not None:
+            yield run
+    last, tail = framer.close()
+    if last is not None:
+        watch.saw(last)
+    watch.saw_tail(tail)
+    if not untouched:
+        for rest in (last, tail):
+            if rest:
+                yield rest

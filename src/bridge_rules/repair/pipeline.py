@@ -1,11 +1,16 @@
 """Trailing extractor commands (``| head -5``) found with a real shell parser (bashlex).
 
-Reproduces pi-tool-guard 0.2.1's ``pipeline.ts``: only the first statement is
+Follows pi-tool-guard 0.2.1's ``pipeline.ts``: only the first statement is
 inspected; inside an ``&&``/``||`` chain the last element must be a pipeline of
-at least two commands; extractors are collected backwards while each is a
-simple command named in the set; the first command is never removed. The
-cleaned command is the source up to the end of the last kept command, so text
-after the first statement is dropped (pi-tool-guard's documented flaw).
+at least two commands; the first command is never removed. The cleaned command
+is the source up to the end of the last kept command, so text after the first
+statement is dropped (pi-tool-guard's documented flaw).
+
+One deliberate difference: walking back from the last command, a stage is
+stripped only while it is named in the set *and* the proxy reproduces it exactly
+(:func:`~bridge_rules.repair.extract.stage_for`: every option and pattern
+understood). The first stage that fails stops the walk, so it and everything
+before it run in the agent: ``cmd | sed s/a/b/ | head -5`` loses only ``head -5``.
 """
 
 from __future__ import annotations
@@ -13,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
+
+from bridge_rules.repair.extract import stage_for
 
 _STATEMENT_SEPARATORS = {";", "&", "\n"}
 # bashlex is a pure-Python parser: a long or deeply substituted command costs it
@@ -57,6 +64,8 @@ def _command_name(command: Any) -> str | None:
 def strip_extractors(command: str, extractors: Collection[str]) -> Stripped | None:
     """The command without its trailing extractors, or None when nothing is stripped.
 
+    Every stripped stage is one :func:`~bridge_rules.repair.extract.run_pipeline` runs.
+
     None as well for a command longer than ``MAX_COMMAND_CHARS`` or with more than
     ``MAX_SUBSTITUTIONS`` command substitutions: parsing it would take too long.
     """
@@ -82,6 +91,8 @@ def strip_extractors(command: str, extractors: Collection[str]) -> Stripped | No
     while keep > 1:
         cmd = commands[keep - 1]
         if cmd.kind != "command" or _command_name(cmd) not in extractors:
+            break
+        if stage_for(command[cmd.pos[0] : cmd.pos[1]]) is None:
             break
         keep -= 1
     if keep == len(commands):

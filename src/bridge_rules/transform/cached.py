@@ -1,7 +1,8 @@
 """Request bytes in, rewritten request bytes out, reusing the messages earlier requests sent.
 
-The result is byte for byte what ``orjson.dumps(rewrite_outbound(rt,
-orjson.loads(body)).payload)`` gives; only the work differs. The messages at
+The result is byte for byte what ``jsonio.dumps(rewrite_outbound(rt,
+jsonio.loads(body)).payload)`` gives (:mod:`bridge_rules.jsonio`, the one codec: exact
+for integers of any size); only the work differs. The messages at
 the head of the ``messages`` array that the runtime's
 :class:`~bridge_rules.msgcache.MessageCache` already holds are found by their
 bytes and cut out before parsing, so only the rest of the request (its new
@@ -12,9 +13,8 @@ Why the splice is exact:
 
 * An entry is used only where its exact bytes stand, and a stored ``out`` is
   what rewriting ``loads(raw)`` produced under the same rules (the store lives
-  on the runtime), the same typed tools and the same codec (checked per entry,
-  rewritten again on a mismatch). orjson serialises an element the same
-  wherever it stands.
+  on the runtime) and the same key (checked per entry, rewritten again on a
+  mismatch). The codec serialises an element the same wherever it stands.
 * The cut is replaced by a marker string holding a per-process random token,
   and the separator that followed the cut stays, so the rest parses exactly
   when the whole body would. The parse must put that marker first in the
@@ -22,12 +22,33 @@ Why the splice is exact:
   parsed: so a ``"messages":[`` inside some other value is never mistaken for
   the array. The serialised output must hold the marker exactly once; it is
   replaced by the stored messages, comma-separated.
-* Only messages whose bytes are orjson's compact form of themselves (what
+* Only messages whose bytes are the codec's compact form of themselves (what
   ``JSON.stringify`` writes) are stored; others are rewritten every time.
 
-Rewriting a message needs nothing from the rest of its request except the
-typed tools it names, so the renames a message brings are stored with it and
-replayed in the order the plain walk would add them.
+Why a stored ``out`` is what the plain path would write for the message now:
+both paths rewrite messages with one function,
+:meth:`~bridge_rules.transform.outbound.Rewriter.messages`, and after it
+:func:`~bridge_rules.transform.outbound.rewrite_with` touches no message. That
+walk reads, besides the message itself:
+
+* the rules, through the runtime: ``outbound_name`` (the resolver, a function of
+  the name) and the history plans (the wire name, and the binding's history
+  operations and repair's scrubbing as compiled steps, functions of the
+  arguments). The store lives on the runtime, so new rules start empty;
+* from the rest of the request, only what its ``tools`` decided: which names are
+  typed tools (kept under their reserved names) and whether tool search is in
+  play (``tool_reference`` names renamed). Both are in the entry's key,
+  ``Rewriter.history_key()``; an entry under another key is
+  rewritten again. A new input of the walk goes into that key;
+* the rewriter's ``renames``: a memo of ``outbound_name``, which changes no
+  output. The renames a run brings on its own are stored with it and replayed
+  in the order the plain walk would add them.
+
+Nothing else reaches a message: the model and ``env`` only open or close the
+gate (closed, nothing is rewritten and matched messages go out as they came);
+text rules apply to ``system`` only; filters, ``tool_choice`` and the
+``wire_names`` verdict act on ``tools`` and ``tool_choice``, never on history;
+sealed ids are opened inside the walk, under the runtime's own key.
 
 The ``tools`` array goes the same way, whatever the body's size: what a request's
 tools decide (:class:`~bridge_rules.transform.outbound.ToolsOutcome`) depends on
@@ -40,12 +61,13 @@ parsed value and outcome stand in for parsing, rewriting and checking it again.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import orjson
 
+from bridge_rules import jsonio
 from bridge_rules.gcpause import pause_enabled, paused
 from bridge_rules.msgcache import Draft, Entry, MessageCache, ToolsEntry
 from bridge_rules.runtime import Runtime
@@ -65,6 +87,8 @@ _MARK_JSON = orjson.dumps(_MARK)
 _TOOLS_KEY = b'"tools":'
 _TOOLS_MARK = "\x00bridge-rules tools " + secrets.token_hex(16)
 _TOOLS_MARK_JSON = orjson.dumps(_TOOLS_MARK)
+_CODEC = "jsonio"
+"""The one codec (:mod:`bridge_rules.jsonio`): the context a stored ``tools`` array needs."""
 _COMMA, _CLOSE = ord(","), ord("]")
 _ONE_BY_ONE = 4
 """The newest messages of a request are stored one by one, the older ones as one run."""
@@ -93,10 +117,6 @@ class OutboundBytes(Outcome):
     tools_reused: bool = False
 
 
-Loads = Callable[[bytes], Any]
-Dumps = Callable[[Any], bytes]
-
-
 def rewrite_outbound_bytes(
     rt: Runtime,
     body: bytes,
@@ -105,8 +125,6 @@ def rewrite_outbound_bytes(
     *,
     cache: bool = True,
     gc_pause: bool | None = None,
-    loads: Loads = orjson.loads,
-    dumps: Dumps = orjson.dumps,
 ) -> OutboundBytes:
     """Parse, rewrite and serialise one request body, through the message cache.
 
@@ -115,23 +133,18 @@ def rewrite_outbound_bytes(
     ``gc_pause`` keeps the cyclic collector off meanwhile (None: when 256 KB or
     more are left to parse after the cache's cut, unless
     ``BRIDGE_RULES_GC_PAUSE=0``; see :mod:`bridge_rules.gcpause`). Raises
-    ``orjson.JSONDecodeError`` (a ``ValueError``) exactly when ``orjson.loads(body)`` would.
-
-    ``loads``/``dumps`` replace orjson's (e.g. a codec exact for big integers,
-    as the proxy's); ``dumps`` must write orjson's compact form where orjson can,
-    since stored messages are compared with the body's bytes.
+    ``jsonio.JSONDecodeError`` (a ``ValueError``) exactly when ``jsonio.loads(body)`` would.
     """
-    json = _Json(loads, dumps)
     store = rt.message_cache
     if cache and store.enabled:
-        job = _Cached(rt, store, body, json, len(body) >= store.min_body)
+        job = _Cached(rt, store, body, len(body) >= store.min_body)
         with paused(_pause(gc_pause, job.prepare())):
             done = job.run(model, env)
         if done is not None:
             return done
     with paused(_pause(gc_pause, len(body))):
-        payload = json.loads(body)
-        return _plain(rt, payload, model, env, json)
+        payload = jsonio.loads(body)
+        return _plain(rt, payload, model, env)
 
 
 def _pause(asked: bool | None, to_parse: int) -> bool:
@@ -141,23 +154,18 @@ def _pause(asked: bool | None, to_parse: int) -> bool:
     return to_parse >= _PAUSE_FROM and pause_enabled()
 
 
-class _Json(NamedTuple):
-    loads: Loads
-    dumps: Dumps
-
-
 class _Context(NamedTuple):
     """What a stored rewrite depended on besides its bytes and the rules."""
 
-    typed: frozenset[str]
-    json: _Json
+    history: Hashable
+    """``Rewriter.history_key()``: what the message walk reads from the request."""
 
 
 def _plain(
-    rt: Runtime, payload: Any, model: str | None, env: Mapping[str, str] | None, json: _Json
+    rt: Runtime, payload: Any, model: str | None, env: Mapping[str, str] | None
 ) -> OutboundBytes:
     result = rewrite_outbound(rt, payload, model, env)
-    return _finish(result, json.dumps(result.payload), payload)
+    return _finish(result, jsonio.dumps(result.payload), payload)
 
 
 def _finish(
@@ -188,13 +196,10 @@ def _finish(
 class _Cached:
     """One request through the cache: cut, parse, rewrite the rest, splice, store."""
 
-    def __init__(
-        self, rt: Runtime, store: MessageCache, body: bytes, json: _Json, messages: bool
-    ) -> None:
+    def __init__(self, rt: Runtime, store: MessageCache, body: bytes, messages: bool) -> None:
         self.rt, self.store, self.body = rt, store, body
-        self.json = json
         self.messages_on = messages  # look the messages up (a body under min_body does not)
-        self.loads, self.dumps = json
+        self.loads, self.dumps = jsonio.loads, jsonio.dumps
         self.matched: list[Entry] = []
         self.parts: list[bytes] = []
         self.drafts: list[Draft] = []
@@ -209,7 +214,7 @@ class _Cached:
     def run(self, model: str | None, env: Mapping[str, str] | None) -> OutboundBytes | None:
         payload = self._parse()
         if type(payload) is not dict:
-            return _plain(self.rt, payload, model, env, _Json(self.loads, self.dumps))
+            return _plain(self.rt, payload, model, env)
         self.payload = payload
         result = rewrite_with(self.rt, payload, model, env, self._messages, tools_step=self._tools)
         if not result.gate_open and self.matched:
@@ -237,13 +242,10 @@ class _Cached:
         )
 
     def _as_sent(self, entry: Entry) -> bytes:
-        """A stored run re-serialised unchanged (a closed gate): its own bytes, if this codec
-        stored them (they are then its compact form), else a fresh round trip."""
-        context = entry.context
-        if isinstance(context, _Context) and context.json == self.json:
-            self.reused += entry.count
-            return entry.raw
-        return self.dumps(self.loads(b"[" + entry.raw + b"]"))[1:-1]
+        """A stored run re-serialised unchanged (a closed gate): its own bytes, which are
+        their compact form (only such runs are stored)."""
+        self.reused += entry.count
+        return entry.raw
 
     def prepare(self) -> int:
         """Cut out the messages and the tools the store holds; how many bytes are left to parse."""
@@ -274,9 +276,7 @@ class _Cached:
 
     def _cut_tools(self, cuts: list[tuple[int, int, bytes]]) -> None:
         """The cut of a tools array the memo holds, where it stood in an earlier body."""
-        found = (
-            self.store.tools.find(self.body, _TOOLS_KEY, self.json) if self.store.tools else None
-        )
+        found = self.store.tools.find(self.body, _TOOLS_KEY, _CODEC) if self.store.tools else None
         if found is None:
             return
         entry, begin = found
@@ -341,21 +341,21 @@ class _Cached:
             return done
         begin = at + len(_TOOLS_KEY)
         if body.startswith(raw, begin):
-            self.store.tools.add(ToolsEntry(raw, tools, done, self.json, begin, len(body) - begin))
+            self.store.tools.add(ToolsEntry(raw, tools, done, _CODEC, begin, len(body) - begin))
         return done
 
     def _messages(self, rw: Rewriter, messages: list[Any]) -> list[Any] | None:
         """The cache's ``messages`` step: stored outputs first, then the new messages."""
         if not self.matched and self.pos < 0:  # nothing cached, nothing to store
             return rw.messages(messages)
-        context = _Context(frozenset(rw.typed), self.json)
+        context = _Context(rw.history_key())
         parts = self.parts
         for entry in self.matched:
             if entry.context == context:
                 parts.append(entry.out)
                 rw.add_renames(entry.renames)
                 self.reused += entry.count
-            else:  # other typed tools (or codec) since: these may come out differently now
+            else:  # other typed tools, tool search or codec: these may come out differently
                 run = self.loads(b"[" + entry.raw + b"]")
                 new_run, _own = rw.run_alone(run)
                 parts.append(self.dumps(run if new_run is None else new_run)[1:-1])

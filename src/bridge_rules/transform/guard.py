@@ -22,7 +22,9 @@ from __future__ import annotations
 from typing import Any, NamedTuple, Protocol, TypeVar
 
 from bridge_rules.runtime import Runtime
-from bridge_rules.wirenames import is_valid, name_problems
+from bridge_rules.schemas import DEFAULT_TARGET
+from bridge_rules.schemas import name_problem as target_name_problem
+from bridge_rules.wirenames import name_problems
 
 
 class _Result(Protocol):
@@ -71,11 +73,16 @@ def _sent(tools: Any, registered: list[str]) -> list[tuple[int, str, str, bool]]
 
 def _invalid(rt: Runtime, sent: list[tuple[int, str, str, bool]]) -> list[str]:
     limit = rt.rules.wire_names.max_length
+    target = rt.rules.schemas.target
     problems = []
     for _i, local, wire, typed in sent:
-        if typed or is_valid(wire, limit):
+        if typed:
             continue
         reasons = name_problems(wire, limit)
+        if target is not None and target != DEFAULT_TARGET and not reasons:
+            reasons = [r for r in [target_name_problem(target, wire)] if r]
+        if not reasons:
+            continue
         named = f"'{local}'" if local == wire else f"'{local}' (sent as '{wire}')"
         problems.append(f"tool {named} " + " and ".join(reasons))
     return problems

@@ -35,14 +35,14 @@ def rewrite_block(
         return block if local is None or local == name else {**block, "name": local}
     args = block["input"]
     call = inbound_call(rt, name, args, registered)
-    call_id = block.get("id")
-    if sealer is not None and call.notes and isinstance(call_id, str):
-        sealed = sealer.seal(call_id, call)
-        if sealed != call_id:
-            return {**block, "id": sealed, "name": call.name, "input": call.arguments}
-    if call.name == name and call.arguments is args:
+    ident = block.get("id")
+    sealed = sealer.seal(ident, call) if sealer is not None and isinstance(ident, str) else ident
+    if call.name == name and call.arguments is args and sealed == ident:
         return block
-    return {**block, "name": call.name, "input": call.arguments}
+    new = {**block, "name": call.name, "input": call.arguments}
+    if sealed != ident:
+        new["id"] = sealed
+    return new
 
 
 def _note_rename(report: InboundReport, block: dict[str, Any], new_block: Any) -> None:
@@ -63,8 +63,8 @@ def rewrite_message(
 ) -> Any:
     """A new message with tool calls in local shape; unknown tools and shapes untouched.
 
-    ``sealer``: gives a call whose repair stripped a pipeline the id that carries it
-    (:mod:`bridge_rules.transform.results`);
+    ``sealer``: gives each call, once adapted, the id it goes back with (see
+    :class:`~bridge_rules.transform.results.CallSealer`);
     ``report``: receives the names mapped back, and the calls ``inbound.unmapped`` found
     (``warn`` and ``error``).
     """

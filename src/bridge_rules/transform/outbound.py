@@ -14,9 +14,14 @@ from typing import Any
 
 from bridge_rules.calls import wire_schema
 from bridge_rules.runtime import Runtime
+from bridge_rules.schemas import Shape
 from bridge_rules.textplan import API, Plan
 from bridge_rules.transform.guard import NOTHING, Verdict, apply_verdict, wire_verdict
-from bridge_rules.transform.references import references_out, uses_tool_search
+from bridge_rules.transform.references import (
+    holds_references,
+    rename_references,
+    uses_tool_search,
+)
 from bridge_rules.transform.results import seals
 
 _UNTYPED = ("", "custom")
@@ -70,8 +75,12 @@ class Rewriter:
         self.typed: set[str] = set()
         self.dropped: list[str] = []
         self.registered: list[str] = []
+        self.search = False
+        """Whether ``tool_reference`` names are renamed (the tools allow tool search)."""
         self.history = rt.history
         self.seals = seals(rt)
+        self.schema_shapes: dict[str, Shape | None] = {}
+        """The schema conversion of each tool this request sent (None: arguments unchanged)."""
 
     def wire(self, name: str) -> str:
         if name in self.typed:
@@ -118,6 +127,7 @@ class Rewriter:
             if "input_schema" in tool:
                 schema = tool["input_schema"]
                 advertised = wire_schema(self.rt, name, schema)
+                self.schema_shapes[name] = self.rt.schema_book.shapes.get(name)
                 if advertised is not schema and advertised != schema:
                     new_tool = {**new_tool, "input_schema": advertised}
             changed = changed or new_tool is not tool
@@ -134,6 +144,9 @@ class Rewriter:
         args = block["input"]
         wire, convert = self.history.get(name) or self.rt.history_plan(name)
         new_args = convert(args) if convert is not None else args
+        shape = self.schema_shapes.get(name)
+        if shape is not None:
+            new_args = shape.forward(new_args)
         if wire == name:
             if new_args is args:
                 return block
@@ -152,13 +165,27 @@ class Rewriter:
                 return {**block, "name": wire}
         return block
 
-    def messages(self, messages: list[Any]) -> list[Any] | None:
-        """The hot loop of a long history: inlined type checks, copies only on change.
+    def history_key(self) -> tuple[frozenset[str], bool]:
+        """Everything :meth:`messages` reads besides the rules and the messages themselves.
 
-        Ids the response side sealed (:mod:`bridge_rules.transform.results`) are opened
-        first, so the rest of the walk sees the call as the model made it."""
+        Two rewriters with equal keys over one runtime rewrite any message to equal
+        output, so the outbound cache stores a message's output under this key
+        (``transform.cached``). A new input of :meth:`messages` belongs here too.
+        """
+        return frozenset(self.typed), self.search
+
+    def messages(self, messages: list[Any]) -> list[Any] | None:
+        """Every message's own rewrite: sealed ids opened (:mod:`bridge_rules.transform.results`,
+        so the rest of the walk sees the call as the model made it), ``tool_use`` and
+        ``tool_result`` names, history replay, and ``tool_reference`` names when ``search``.
+
+        The hot loop of a long history: inlined type checks, copies only on change.
+        Nothing else in the request touches a message afterwards, so this is also
+        what the outbound cache stores per message.
+        """
         out: list[Any] | None = None
         tool_use, tool_result, seals = self.tool_use, self.tool_result, self.seals
+        search, rename = self.search, self.rt.outbound_name
         for i, message in enumerate(messages):
             if type(message) is not dict:
                 continue
@@ -172,12 +199,14 @@ class Rewriter:
                 kind = block.get("type")
                 if kind == "tool_use":
                     new_block = tool_use(block if seals is None else seals.tool_use(block))
-                elif kind == "tool_result" and seals is not None:
-                    new_block = seals.tool_result(block)
+                elif kind == "tool_result":
+                    new_block = block if seals is None else seals.tool_result(block)
                     if "name" in new_block:
                         new_block = tool_result(new_block)
-                elif kind == "tool_result" and "name" in block:
-                    new_block = tool_result(block)
+                    if search:
+                        new_block = rename_references(new_block, rename)
+                elif search and holds_references(kind):
+                    new_block = rename_references(block, rename)
                 else:
                     continue
                 if new_block is not block:
@@ -215,6 +244,9 @@ class Rewriter:
         self.typed = set(done.typed)
         self.dropped = list(done.dropped)
         self.renames = dict(done.renames)
+        self.search = done.search
+        self.schema_shapes = dict(done.schema_shapes)
+        self.rt.schema_book.adopt(done.schema_shapes)
 
     def add_renames(self, renames: tuple[tuple[str, str], ...]) -> None:
         """Renames a cached message brought, in the order the uncached walk would add them."""
@@ -281,6 +313,10 @@ class ToolsOutcome:
     """Whether the history may hold ``tool_reference`` blocks (``uses_tool_search``)."""
     verdict: Verdict
     """What ``wire_names`` says of the tools as sent."""
+    schema_shapes: tuple[tuple[str, Shape | None], ...] = ()
+    """How each tool's calls cross its schema conversion (None: unchanged); a remembered
+    outcome puts them back in the rule set's schema book, so calls of this request come
+    back through this request's schemas."""
 
 
 def tools_outcome(rt: Runtime, tools: list[Any]) -> ToolsOutcome:
@@ -295,6 +331,7 @@ def tools_outcome(rt: Runtime, tools: list[Any]) -> ToolsOutcome:
         tuple(rw.renames.items()),
         uses_tool_search(sent),
         wire_verdict(rt, sent, rw.registered),
+        tuple(rw.schema_shapes.items()),
     )
 
 
@@ -340,13 +377,13 @@ def rewrite_with(
     rw = Rewriter(rt)
     out = dict(payload)
     tools = payload.get("tools")
-    search, verdict = False, NOTHING
+    verdict = NOTHING
     if isinstance(tools, list):
         done = tools_step(rt, tools)
         rw.adopt(done)
         if done.tools is not None:
             out["tools"] = done.tools
-        search, verdict = done.search, done.verdict
+        verdict = done.verdict
     if "tool_choice" in payload:
         keep, choice = rw.tool_choice(payload["tool_choice"])
         if not keep:
@@ -363,7 +400,7 @@ def rewrite_with(
         if system is not payload["system"]:
             out["system"] = system
     result = OutboundResult(
-        references_out(rt, out, search),
+        out,
         renames=rw.renames,
         gate_open=True,
         registered=rw.registered,

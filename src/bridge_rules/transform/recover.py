@@ -253,7 +253,7 @@ def recover_tool_calls(
                 out.append({**block, "text": piece})
                 continue
             ident = call_id(mid, recovered, piece)
-            if sealer is not None and piece.notes:
+            if sealer is not None:
                 ident = sealer.seal(ident, piece)
             out.append(
                 {

@@ -6,6 +6,11 @@ inside a ``tool_result`` the agent sends back (client-side search), and inside a
 are tool names like any other, so they go out under the wire name and come back
 under the local one. The walk is bounded and only enters blocks that can hold
 references; a request without deferred tools or a tool search tool skips it.
+
+On the way out the history walk (``transform.outbound.Rewriter.messages``) renames them
+block by block, in the same pass as ``tool_use`` names: a message's references are part
+of its own rewrite, which the outbound cache stores, and not a later pass over the whole
+request that a cached message would escape.
 """
 
 from __future__ import annotations
@@ -19,7 +24,9 @@ Rename = Callable[[str], str]
 _MAX_DEPTH = 6
 
 
-def _holds_references(kind: Any) -> bool:
+def holds_references(kind: Any) -> bool:
+    """Whether a block of this ``type`` can hold references (a ``tool_result``, or a
+    ``tool_search_*`` result)."""
     return kind == "tool_result" or (isinstance(kind, str) and "tool_search" in kind)
 
 
@@ -67,36 +74,9 @@ def uses_tool_search(tools: Any) -> bool:
     return False
 
 
-def references_out(rt: Runtime, payload: dict[str, Any], search: bool) -> dict[str, Any]:
-    """History's tool references under their wire names; ``search``: whether the request's
-    tools allow references at all (:func:`uses_tool_search`)."""
-    messages = payload.get("messages")
-    if not search or not isinstance(messages, list):
-        return payload
-    out: list[Any] | None = None
-    for i, message in enumerate(messages):
-        content = message.get("content") if isinstance(message, dict) else None
-        if not isinstance(content, list):
-            continue
-        new_content: list[Any] | None = None
-        for j, block in enumerate(content):
-            if not isinstance(block, dict) or not _holds_references(block.get("type")):
-                continue
-            new = rename_references(block, rt.outbound_name)
-            if new is not block:
-                if new_content is None:
-                    new_content = list(content)
-                new_content[j] = new
-        if new_content is not None:
-            if out is None:
-                out = list(messages)
-            out[i] = {**message, "content": new_content}
-    return payload if out is None else {**payload, "messages": out}
-
-
 def references_in(rt: Runtime, block: Any, registered: tuple[str, ...] | None) -> Any:
     """A response block with its tool references under local names (unmapped ones kept)."""
-    if not isinstance(block, dict) or not _holds_references(block.get("type")):
+    if not isinstance(block, dict) or not holds_references(block.get("type")):
         return block
 
     def back(name: str) -> str:

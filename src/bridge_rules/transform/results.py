@@ -25,8 +25,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-import orjson
-
+from bridge_rules import jsonio
 from bridge_rules.calls import ToolCall
 from bridge_rules.repair.extract import run_pipeline
 from bridge_rules.repair.rules import NOTE_KEY, PipelineNote
@@ -48,13 +47,13 @@ class CallSealer(Protocol):
 
 
 def _encode(note: PipelineNote) -> bytes:
-    return orjson.dumps([note.field, note.original, list(note.commands)])
+    return jsonio.dumps([note.field, note.original, list(note.commands)])
 
 
 def _decode(payload: bytes) -> PipelineNote | None:
     try:
-        value = orjson.loads(payload)
-    except orjson.JSONDecodeError:
+        value = jsonio.loads(payload)
+    except jsonio.JSONDecodeError:
         return None
     match value:
         case [str(field), str(original), list(commands)] if all(

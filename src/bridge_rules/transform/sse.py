@@ -1,12 +1,10 @@
-"""Rewrite an Anthropic Messages SSE stream, chunk by chunk, byte-exact where nothing applies.
+"""Tool calls in an Anthropic Messages SSE stream mapped back, byte-exact where nothing applies.
 
-Framing is found on bytes (CR, LF and CRLF line ends; ``\\r`` and ``\\n`` never
-occur inside a UTF-8 multi-byte sequence, so splitting there is safe at any
-chunk boundary). Events are sorted by their bytes before any is parsed: event kinds
-and block types are found as every producer writes them (not spelt with ``\\u``
-escapes), and only an event that may change is parsed. A complete event is either
-passed on as its original bytes or, when a rule applies, rebuilt with its own line
-ending:
+:class:`CallPass` is one pass over the events :mod:`~bridge_rules.transform.framing`
+cuts. Runs of events are sorted by their bytes before anything is parsed (event kinds
+and block types are found as every producer writes them, not spelt with ``\\u``
+escapes); only an event that may change is parsed, and it passes on either as it came
+or rebuilt with its own line ending:
 
 * ``content_block_start`` of a ``tool_use`` block: the name is mapped back at
   once (the name occurs only there);
@@ -14,8 +12,11 @@ ending:
   ``input_json_delta`` events are held and replaced at ``content_block_stop`` by
   one delta carrying the adapted input. Input that does not parse (fine-grained
   streaming cut by ``max_tokens``) is released untouched;
+* when a :class:`~bridge_rules.transform.results.CallSealer` may give the call a new
+  id (``may_seal``), its ``content_block_start`` is held with the deltas and goes out
+  at ``content_block_stop`` with the id ``seal`` answers;
 * everything else (text, thinking, ping, comments, ``error`` after a 200) goes
-  out as soon as its event is complete. An ``error`` releases held deltas first.
+  out as soon as its event is complete. An ``error`` releases what is held first.
 
 Malformed streams never lose arguments: a second ``content_block_start`` for a block
 still held, and a ``message_delta`` or ``message_stop`` while blocks are held (their
@@ -26,122 +27,263 @@ a whole object and as received otherwise; the end of a truncated stream releases
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 from typing import Any
 
 from bridge_rules import jsonio
 from bridge_rules.calls import ToolCall, adapts_arguments, inbound_call
 from bridge_rules.runtime import Runtime
+from bridge_rules.transform.framing import Event, EventStream, Framed, Piece
 from bridge_rules.transform.inbound import freeze
 from bridge_rules.transform.references import references_in
 from bridge_rules.transform.results import CallSealer
 from bridge_rules.transform.unmapped import InboundReport
 
-# Two line ends in a row end an event; a CR is a line end on its own only when no LF follows.
-_BOUNDARY = re.compile(rb"(?:\r\n|\n|\r(?!\n))(?:\r\n|\n|\r(?!\n))")
-_EOL = re.compile(rb"\r\n|\n|\r")
-_WATCHED = (b"content_block_start", b"content_block_delta", b"content_block_stop", b"error")
-_KINDS = frozenset(w.decode() for w in _WATCHED)
+_KINDS = frozenset({"content_block_start", "content_block_delta", "content_block_stop", "error"})
 _START = b"content_block_start"
+_FIND_START = re.compile(_START).search  # a literal search in sre beats bytes.find on prose
+_MESSAGE_END = ("message_delta", "message_stop")
 
 
-@dataclass
 class _Held:
-    wire: str
-    id: Any = None
-    raw: list[bytes] = field(default_factory=list)
-    partial: list[str] = field(default_factory=list)
-    clean: bool = True
+    """A tool block whose argument deltas (and, for a sealed call, start) wait for its stop."""
+
+    __slots__ = ("adapts", "clean", "deltas", "id", "partial", "start", "wire")
+
+    def __init__(self, wire: str, ident: Any, adapts: bool) -> None:
+        self.wire = wire
+        self.id = ident
+        self.adapts = adapts  # the input is adapted (else only the start waits for its id)
+        self.start: Event | None = None  # held until the call's id is known
+        self.deltas: list[Event] = []
+        self.partial: list[str] = []
+        self.clean = True
 
 
-@dataclass(slots=True)
-class _Event:
-    raw: bytes
-    lines: list[bytes]
-    eol: bytes
-    name: str | None
-    data_at: int  # index of the first data line, -1 when none
-    data: bytes
+class CallPass:
+    """Names mapped back, arguments adapted, ids sealed; everything else as it came."""
 
+    def __init__(
+        self,
+        rt: Runtime,
+        registered: tuple[str, ...] | None,
+        sealer: CallSealer | None = None,
+        report: InboundReport | None = None,
+    ) -> None:
+        self.rt = rt
+        self.registered = registered
+        self.sealer = sealer
+        self.report = report  # receives the names mapped back
+        self._held: dict[int, _Held] = {}
+        self._plans: dict[str, tuple[str | None, bool, bool]] = {}  # by wire name
 
-def _parse_event(raw: bytes) -> _Event:
-    """The event's fields. The shape every Anthropic endpoint sends (``event: NAME``, then
-    ``data: JSON``, LF line ends) is read directly, the rest by :func:`_parse_lines`, which
-    gives the same event for that shape."""
-    if raw.startswith(b"event: ") and raw.endswith(b"\n\n"):
-        second = raw.find(b"\n") + 1
-        end = len(raw) - 2
-        if (
-            raw.startswith(b"data: ", second)
-            and raw.find(b"\n", second) == end
-            and b"\r" not in raw
-        ):
-            first, data = raw[: second - 1], raw[second:end]
-            return _Event(
-                raw, [first, data], b"\n", first[7:].decode("utf-8", "replace"), 1, data[6:]
-            )
-    return _parse_lines(raw)
+    def run(self, pieces: list[Piece]) -> list[Piece]:
+        if len(pieces) == 1 and type(pieces[0]) is Framed and pieces[0].whole:
+            if not self._held and _FIND_START(pieces[0]) is None:
+                return pieces  # the common case: one run as framed, no block starts in it
+            return self._whole(pieces[0], [])
+        out: list[Piece] = []
+        for piece in pieces:
+            if type(piece) is Event:
+                self._event(piece, out)
+            elif piece.whole:  # type: ignore[union-attr]
+                self._whole(piece, out)  # type: ignore[arg-type]
+            else:
+                for event in piece.events():  # type: ignore[union-attr]
+                    self._event(event, out)
+        return out
 
+    def _whole(self, run: Framed, out: list[Piece]) -> list[Piece]:
+        """A run not split yet: only the events that can change are cut out of it (the
+        start of a block whose type names a tool, and what follows while a block is
+        held); the rest goes on as runs."""
+        size = len(run)
+        done = look = 0  # handed on up to ``done``; looking for a start from ``look``
+        while done < size:
+            if self._held:
+                end = run.find(b"\n\n", done) + 2
+                self._event(Event(run[done:end]), out)
+                done = look = end
+                continue
+            found = _FIND_START(run, look)
+            if found is None:
+                break
+            at = found.start()
+            before = run.rfind(b"\n\n", done, at)  # the boundary before this event
+            end = run.find(b"\n\n", at) + 2
+            look = end
+            if run.find(b"tool", done if before < 0 else before, end) < 0:
+                continue  # tool_use, tool_result, tool_search_...: nothing else can change
+            begin = run.after(before, done)
+            if begin > done:
+                out.append(run.part(done, begin))
+            self._event(Event(run[begin:end]), out)
+            done = end
+        if done == 0:
+            out.append(run)
+        elif done < size:
+            out.append(run.part(done, size))
+        return out
 
-def _parse_lines(raw: bytes) -> _Event:
-    body = raw.rstrip(b"\r\n")
-    if b"\r" in raw:
-        m = _EOL.search(raw)
-        eol = m.group() if m else b"\n"
-        lines = _EOL.split(body) if body else []
-    else:  # LF only, as every Anthropic endpoint sends: a plain split, no regex
-        eol = b"\n"
-        lines = body.split(b"\n") if body else []
-    name: str | None = None
-    data_parts: list[bytes] = []
-    data_at = -1
-    for i, line in enumerate(lines):
-        if not line or line[:1] == b":":
-            continue
-        key, colon, value = line.partition(b":")
-        if colon and value[:1] == b" ":
-            value = value[1:]
-        if key == b"event":
-            name = value.decode("utf-8", "replace")
-        elif key == b"data":
-            if data_at < 0:
-                data_at = i
-            data_parts.append(value)
-    return _Event(raw, lines, eol, name, data_at, b"\n".join(data_parts))
+    def close(self, pieces: list[Piece]) -> list[Piece]:
+        """The last pieces after what is still held, as received."""
+        last = self.run(pieces)
+        out: list[Piece] = []
+        self._release_all(out)
+        return out + last
 
-
-def _event_ends(buf: bytearray, pos: int) -> Iterator[int]:
-    """Where each complete event in ``buf`` ends, looking from ``pos``."""
-    if b"\r" not in buf:  # LF only: the boundary is a blank line, found without a regex
-        while (at := buf.find(b"\n\n", pos)) >= 0:
-            pos = at + 2
-            yield pos
-        return
-    while (m := _BOUNDARY.search(buf, pos)) is not None:
-        pos = m.end()
-        if pos == len(buf) and buf[pos - 1] == 0x0D:  # a CR that may be half of CRLF
+    # ---------------------------------------------------------- events
+    def _event(self, event: Event, out: list[Piece]) -> None:
+        held = self._held
+        if not held and (_START not in event.raw or b"tool" not in event.raw):
+            out.append(event)
             return
-        yield pos
+        kind = event.kind
+        if kind not in _KINDS:
+            if held and kind in _MESSAGE_END:  # held blocks whose stop never came go first
+                for at in sorted(held):
+                    self._flush(at, out)
+            out.append(event)
+            return
+        if kind == "error":
+            self._release_all(out)
+            out.append(event)
+            return
+        data = event.json() if held or kind == "content_block_start" else None
+        if not isinstance(data, dict):
+            out.append(event)
+            return
+        if kind == "content_block_start":
+            self._start(event, data, out)
+            return
+        index = data.get("index")
+        block = held.get(index) if isinstance(index, int) else None
+        if block is None:
+            out.append(event)
+        elif kind == "content_block_delta":
+            delta = data.get("delta")
+            block.deltas.append(event)
+            if (
+                isinstance(delta, dict)
+                and delta.get("type") == "input_json_delta"
+                and isinstance(delta.get("partial_json"), str)
+            ):
+                block.partial.append(delta["partial_json"])
+            else:
+                block.clean = False
+        elif kind == "content_block_stop":
+            assert isinstance(index, int)
+            self._flush(index, out, event)
+            out.append(event)
+        else:
+            out.append(event)
+
+    def _start(self, event: Event, data: dict[str, Any], out: list[Piece]) -> None:
+        index = data.get("index")
+        if isinstance(index, int) and index in self._held:  # a duplicate start: flush first
+            self._flush(index, out)
+        block = data.get("content_block")
+        if not isinstance(block, dict) or block.get("type") != "tool_use":
+            renamed = references_in(self.rt, block, self.registered)
+            out.append(
+                event if renamed is block else event.with_data({**data, "content_block": renamed})
+            )
+            return
+        name = block.get("name")
+        if not isinstance(name, str):
+            out.append(event)
+            return
+        rt, reg = self.rt, self.registered
+        plan = self._plans.get(name)
+        if plan is None:
+            local = rt.inbound_name(name, reg)
+            sealing = self.sealer is not None and self.sealer.may_seal(local or name)
+            plan = self._plans[name] = (local, adapts_arguments(rt, name, reg), sealing)
+        local, adapts, sealing = plan
+        new_block = block
+        held = None
+        if adapts or sealing:
+            args = block.get("input")
+            if isinstance(args, dict) and args:  # whole input up front: adapt it here
+                call = inbound_call(rt, name, args, reg)
+                new_block = {**block, "name": call.name, "input": call.arguments}
+                new_id = self._sealed(block.get("id"), call)
+                if new_id != block.get("id"):
+                    new_block["id"] = new_id
+            elif isinstance(index, int):
+                held = self._held[index] = _Held(name, block.get("id"), adapts)
+        if new_block is block and local is not None and local != name:
+            new_block = {**block, "name": local}
+        if new_block is not block:
+            if self.report is not None and new_block["name"] != name:
+                self.report.rename(name, new_block["name"])
+            event = event.with_data({**data, "content_block": new_block})
+        if held is not None and sealing:
+            held.start = event
+        else:
+            out.append(event)
+
+    # ------------------------------------------------------- releasing
+    def _flush(self, index: int, out: list[Piece], stop: Event | None = None) -> None:
+        """One held block, before its ``stop`` (or when its stop never came): the start with
+        the id it was sealed with, then one delta with the adapted input; both as received
+        when the input is not a whole JSON object."""
+        held = self._held.pop(index)
+        like = stop or (held.deltas[0] if held.deltas else None)  # a new delta is written like it
+        call = self._call(held) if like is not None or held.start is not None else None
+        start = held.start
+        if start is not None:
+            if call is not None:
+                new_id = self._sealed(held.id, call)
+                if new_id != held.id:
+                    data = start.json()
+                    block = {**data["content_block"], "id": new_id}
+                    start = start.with_data({**data, "content_block": block})
+            out.append(start)
+        if call is None or not held.adapts or like is None:
+            out.extend(held.deltas)
+            return
+        delta = {
+            "type": "content_block_delta",
+            "index": index,
+            "delta": {
+                "type": "input_json_delta",
+                "partial_json": jsonio.dumps(call.arguments).decode(),
+            },
+        }
+        out.append(Event.made("content_block_delta", delta, like.eol, like.name is not None))
+
+    def _call(self, held: _Held) -> ToolCall | None:
+        """The call in local shape, or None when the held input is not a whole JSON object."""
+        if not held.clean:
+            return None
+        text = "".join(held.partial)
+        try:
+            args = jsonio.loads(text) if text.strip() else {}
+        except jsonio.JSONDecodeError:
+            return None
+        if not isinstance(args, dict):
+            return None
+        call = inbound_call(self.rt, held.wire, args, self.registered)
+        if held.start is None:  # not sealed at the stop: noted here, as the id went out
+            self._sealed(held.id, call)
+        return call
+
+    def _sealed(self, call_id: Any, call: ToolCall) -> Any:
+        if self.sealer is None or not isinstance(call_id, str):
+            return call_id
+        return self.sealer.seal(call_id, call)
+
+    def _release_all(self, out: list[Piece]) -> None:
+        """Everything held, as received (an error event, or the end of the stream)."""
+        for _, held in sorted(self._held.items()):
+            if held.start is not None:
+                out.append(held.start)
+            out.extend(held.deltas)
+        self._held.clear()
 
 
-def _is_data(line: bytes) -> bool:
-    return line.startswith(b"data:") or line == b"data"
-
-
-def _rebuild(event: _Event, data: Any) -> bytes:
-    """The event with its data replaced; other fields, comments and the line ending kept."""
-    payload = b"data: " + jsonio.dumps(data)
-    lines = []
-    for i, line in enumerate(event.lines):
-        if i == event.data_at:
-            lines.append(payload)
-        elif not _is_data(line):
-            lines.append(line)
-    return event.eol.join(lines) + event.eol + event.eol
-
-
-class StreamRewriter:
+class StreamRewriter(EventStream):
     """Feed bytes in any chunking; get rewritten bytes out. ``close()`` flushes the tail."""
 
     def __init__(
@@ -151,189 +293,5 @@ class StreamRewriter:
         sealer: CallSealer | None = None,
         report: InboundReport | None = None,
     ) -> None:
-        self.rt = rt
         self.registered = freeze(registered)
-        self.sealer = sealer  # gives calls whose repair stripped a pipeline their sealed id
-        self.report = report  # receives the names mapped back
-        self._buf = bytearray()
-        self._scan = 0
-        self._held: dict[int, _Held] = {}
-
-    def feed(self, chunk: bytes) -> bytes:
-        if not chunk:
-            return b""
-        buf = self._buf
-        buf += chunk
-        out: list[bytes] = []
-        start = 0
-        for end in _event_ends(buf, self._scan):
-            out.append(self._event(bytes(buf[start:end])))
-            start = end
-        if start:
-            del buf[:start]
-        self._scan = max(0, len(buf) - 3)
-        return b"".join(out)
-
-    def close(self) -> bytes:
-        """The incomplete tail and any held deltas, as received."""
-        tail = bytes(self._buf)
-        self._buf.clear()
-        self._scan = 0
-        if tail and _BOUNDARY.search(tail):  # a last event ended by a lone CR
-            tail = self._event(tail)
-        return self._release_all() + tail
-
-    # ---------------------------------------------------------- events
-    def _event(self, raw: bytes) -> bytes:
-        if not self._held and (_START not in raw or b"tool" not in raw):
-            # With nothing held, only the start of a block whose type names a tool
-            # (tool_use, tool_result, tool_search_...) can change anything.
-            return raw
-        if self._held and (b"message_delta" in raw or b"message_stop" in raw):
-            flushed = self._flush_at_message_end(raw)
-            if flushed is not None:
-                return flushed
-        if not (b"content_block_" in raw or b"error" in raw):  # none of _WATCHED
-            return raw
-        event = _parse_event(raw)
-        kind = event.name
-        if kind is not None:
-            if kind not in _KINDS or (kind != "content_block_start" and not self._held):
-                return raw
-            if kind == "error":
-                return self._release_all() + raw
-        if event.data_at < 0:
-            return raw
-        try:
-            data: Any = jsonio.loads(event.data)
-        except jsonio.JSONDecodeError:
-            return raw
-        if kind is None and isinstance(data, dict) and isinstance(data.get("type"), str):
-            kind = data["type"]
-            if kind == "error":
-                return self._release_all() + raw
-        if not isinstance(data, dict):
-            return raw
-        if kind == "content_block_start":
-            return self._start(event, data)
-        index = data.get("index")
-        if not isinstance(index, int) or index not in self._held:
-            return raw
-        held = self._held[index]
-        if kind == "content_block_delta":
-            delta = data.get("delta")
-            held.raw.append(raw)
-            if (
-                isinstance(delta, dict)
-                and delta.get("type") == "input_json_delta"
-                and isinstance(delta.get("partial_json"), str)
-            ):
-                held.partial.append(delta["partial_json"])
-            else:
-                held.clean = False
-            return b""
-        if kind == "content_block_stop":
-            del self._held[index]
-            return self._stop(event, index, held)
-        return raw
-
-    def _start(self, event: _Event, data: dict[str, Any]) -> bytes:
-        index = data.get("index")
-        if isinstance(index, int) and index in self._held:  # a duplicate start: flush first
-            return self._flush(index) + self._start(event, data)
-        block = data.get("content_block")
-        if not isinstance(block, dict) or block.get("type") != "tool_use":
-            renamed = references_in(self.rt, block, self.registered)
-            if renamed is block:
-                return event.raw
-            return _rebuild(event, {**data, "content_block": renamed})
-        name = block.get("name")
-        if not isinstance(name, str):
-            return event.raw
-        rt, reg = self.rt, self.registered
-        new_block = block
-        if adapts_arguments(rt, name, reg):
-            args = block.get("input")
-            if isinstance(args, dict) and args:  # whole input up front: adapt it here
-                call = inbound_call(rt, name, args, reg)
-                self._noted(block.get("id"), call)
-                new_block = {**block, "name": call.name, "input": call.arguments}
-            else:
-                index = data.get("index")
-                if isinstance(index, int):
-                    self._held[index] = _Held(name, block.get("id"))
-        if new_block is block:
-            local = rt.inbound_name(name, reg)
-            if local is not None and local != name:
-                new_block = {**block, "name": local}
-        if new_block is block:
-            return event.raw
-        if self.report is not None and new_block["name"] != name:
-            self.report.rename(name, new_block["name"])
-        return _rebuild(event, {**data, "content_block": new_block})
-
-    def _stop(self, event: _Event, index: int, held: _Held) -> bytes:
-        adapted = self._adapted(index, held, event.eol, event.name is not None)
-        if adapted is None:
-            return b"".join(held.raw) + event.raw
-        return adapted + event.raw
-
-    def _adapted(self, index: int, held: _Held, eol: bytes, named: bool) -> bytes | None:
-        """The one delta carrying the adapted input, or None when the held input is not
-        a whole JSON object (it is then released as received)."""
-        text = "".join(held.partial)
-        args: Any = None
-        if held.clean:
-            try:
-                args = jsonio.loads(text) if text.strip() else {}
-            except jsonio.JSONDecodeError:
-                args = None
-        if not isinstance(args, dict):
-            return None
-        call = inbound_call(self.rt, held.wire, args, self.registered)
-        self._noted(held.id, call)
-        delta = {
-            "type": "content_block_delta",
-            "index": index,
-            "delta": {
-                "type": "input_json_delta",
-                "partial_json": jsonio.dumps(call.arguments).decode(),
-            },
-        }
-        head = b"event: content_block_delta" + eol if named else b""
-        return head + b"data: " + jsonio.dumps(delta) + eol + eol
-
-    # ------------------------------------------------ malformed streams
-    def _flush_at_message_end(self, raw: bytes) -> bytes | None:
-        """Held blocks whose stop never came go out before the message ends."""
-        event = _parse_event(raw)
-        kind = event.name
-        if kind is None and event.data_at >= 0:
-            try:
-                data = jsonio.loads(event.data)
-            except jsonio.JSONDecodeError:
-                return None
-            kind = data.get("type") if isinstance(data, dict) else None
-        if kind not in ("message_delta", "message_stop"):
-            return None
-        return b"".join(self._flush(index) for index in sorted(self._held)) + raw
-
-    def _flush(self, index: int) -> bytes:
-        """One held block without its stop: its deltas adapted into one (when they parse as
-        a whole object), else as received."""
-        held = self._held.pop(index)
-        if not held.raw:
-            return b""
-        first = _parse_event(held.raw[0])
-        adapted = self._adapted(index, held, first.eol, first.name is not None)
-        return b"".join(held.raw) if adapted is None else adapted
-
-    def _noted(self, call_id: Any, call: ToolCall) -> None:
-        return  # the held start that a sealed id needs comes with the framing rework
-
-    def _release_all(self) -> bytes:
-        if not self._held:
-            return b""
-        out = b"".join(b"".join(h.raw) for _, h in sorted(self._held.items()))
-        self._held.clear()
-        return out
+        super().__init__([CallPass(rt, self.registered, sealer, report)])

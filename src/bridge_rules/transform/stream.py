@@ -1,8 +1,9 @@
 """Stream entry points, and ``<tool_call>`` recovery in SSE streams (``text.recover_tool_calls``).
 
-A second pass over the complete events :class:`~bridge_rules.transform.sse.StreamRewriter`
-releases, so the name/argument rewriting stays where it is and this module only
-deals with text blocks:
+A second pass over the events :class:`~bridge_rules.transform.sse.CallPass` hands on
+(the same :class:`~bridge_rules.transform.framing.Event` objects, parsed at most once),
+so the name/argument rewriting stays where it is and this module only deals with text
+blocks and the ``inbound.unmapped`` policy:
 
 * a text block's deltas go through the shared :class:`~bridge_rules.transform.recover.TextScanner`;
   text is released as soon as it cannot belong to a tag, so plain prose streams
@@ -17,7 +18,7 @@ deals with text blocks:
 The blocks, ids and stop reason are exactly what the non-streaming rewriter
 makes of the assembled message, whatever the chunking. Events nothing touches
 (and text blocks without tags, when nothing before them was recovered) keep
-their bytes. :func:`rewrite_stream` picks the plain or the recovering rewriter.
+their bytes. :func:`open_rewriter` picks the passes a stream needs.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from typing import Any, Protocol
 
 from bridge_rules import jsonio
 from bridge_rules.runtime import Runtime
+from bridge_rules.transform.framing import NOT_JSON, Event, EventStream, Pass, Piece, events_in
+from bridge_rules.transform.inbound import freeze
 from bridge_rules.transform.recover import (
     RECOVERABLE_STOPS,
     Recovered,
@@ -36,7 +39,7 @@ from bridge_rules.transform.recover import (
     merge_text,
 )
 from bridge_rules.transform.results import CallSealer
-from bridge_rules.transform.sse import _BOUNDARY, StreamRewriter, _Event, _parse_event, _rebuild
+from bridge_rules.transform.sse import CallPass
 from bridge_rules.transform.unmapped import InboundReport, Unmapped, UnmappedPolicy
 
 _BLOCK_EVENTS = frozenset({"content_block_start", "content_block_delta", "content_block_stop"})
@@ -46,21 +49,11 @@ _BLOCK_EVENTS = frozenset({"content_block_start", "content_block_delta", "conten
 class _Text:
     """A text block under recovery: its held start event and the open output segment."""
 
-    start: _Event
+    start: Event
     data: dict[str, Any]
     scanner: TextScanner
     out: int | None = None  # output index of the text segment being written
     emitted: bool = False  # any text or call came out of this block
-
-
-def split_complete(data: bytes) -> tuple[list[bytes], bytes]:
-    """Complete events and the unterminated tail."""
-    events: list[bytes] = []
-    start = 0
-    for m in _BOUNDARY.finditer(data):
-        events.append(data[start : m.end()])
-        start = m.end()
-    return events, data[start:]
 
 
 class SecondPass:
@@ -89,63 +82,73 @@ class SecondPass:
         self._eol = b"\n"
         self._named = True
 
-    def events(self, data: bytes) -> bytes:
-        if not data:
-            return b""
-        events, tail = split_complete(data)
-        return b"".join(self._event(raw) for raw in events) + tail
+    def run(self, pieces: list[Piece]) -> list[Piece]:
+        out: list[Piece] = []
+        for piece in pieces:
+            for event in events_in(piece):
+                self._event(event, out)
+        return out
 
-    def close(self) -> bytes:
-        """A stream that ended inside a text block: what it held, released as text."""
-        out = []
+    def close(self, pieces: list[Piece]) -> list[Piece]:
+        """The last pieces; then, for a stream that ended inside a text block, what it held,
+        released as text."""
+        out = self.run(pieces)
         for up, block in sorted(self._text.items()):
             held = block.scanner.release()
             if held:
-                out.append(self._text_event(block, up, held))
+                self._text_event(block, up, held, out)
         self._text.clear()
-        return b"".join(out)
+        return out
 
     # ------------------------------------------------------------ events
-    def _event(self, raw: bytes) -> bytes:
+    def _event(self, event: Event, out: list[Piece]) -> None:
+        raw = event.raw
         if b"message_start" not in raw and b"message_delta" not in raw and b'"index"' not in raw:
-            return raw
+            out.append(event)
+            return
         if self._plain_text(raw):
-            return raw
-        event = _parse_event(raw)
-        if event.data_at < 0:
-            return raw
-        try:
-            data: Any = jsonio.loads(event.data)
-        except jsonio.JSONDecodeError:
-            return raw
-        if not isinstance(data, dict):
-            return raw
+            out.append(event)
+            return
+        data = event.json()
+        if data is NOT_JSON or not isinstance(data, dict):
+            out.append(event)
+            return
         kind = data.get("type")
         self._eol, self._named = event.eol, event.name is not None
         if kind == "message_start":
             message = data.get("message")
             if isinstance(message, dict) and isinstance(message.get("id"), str):
                 self.message_id = message["id"]
-            return raw
+            out.append(event)
+            return
         if kind == "message_delta":
-            return self._unstopped() + self._message_delta(event, data)
+            self._unstopped(out)
+            out.append(self._message_delta(event, data))
+            return
         if kind == "message_stop":
-            return self._unstopped() + raw
+            self._unstopped(out)
+            out.append(event)
+            return
         index = data.get("index")
         if not isinstance(index, int):
-            return raw
+            out.append(event)
+            return
         if kind == "content_block_start":
-            return self._start(event, data, index)
+            self._start(event, data, index, out)
+            return
         found = self._errors.get(index)
         if found is not None and kind in _BLOCK_EVENTS:
-            return self._unmapped(event, data, index, found)
+            self._unmapped(event, data, index, found, out)
+            return
         block = self._text.get(index)
         if block is not None and kind in _BLOCK_EVENTS:
             if kind == "content_block_delta":
-                return self._text_delta(event, data, block, index)
+                self._text_delta(event, data, block, index, out)
+                return
             del self._text[index]
-            return self._text_stop(event, data, block, index)
-        return self._renumbered(event, data, self._index.get(index, index))
+            self._text_stop(event, data, block, index, out)
+            return
+        out.append(self._renumbered(event, data, self._index.get(index, index)))
 
     def _plain_text(self, raw: bytes) -> bool:
         """Prose in a text block with nothing held goes out as it came, unparsed.
@@ -163,12 +166,12 @@ class SecondPass:
             return False
         return b'"index":%d,' % up in raw or b'"index":%d}' % up in raw
 
-    def _renumbered(self, event: _Event, data: dict[str, Any], out: int) -> bytes:
+    def _renumbered(self, event: Event, data: dict[str, Any], out: int) -> Event:
         if data.get("index") == out:
-            return event.raw
-        return _rebuild(event, {**data, "index": out})
+            return event
+        return event.with_data({**data, "index": out})
 
-    def _start(self, event: _Event, data: dict[str, Any], index: int) -> bytes:
+    def _start(self, event: Event, data: dict[str, Any], index: int, out: list[Piece]) -> None:
         block = data.get("content_block")
         if self.recover and isinstance(block, dict) and block.get("type") == "text":
             scanner = TextScanner(self.rt, self.registered)
@@ -176,11 +179,11 @@ class SecondPass:
             self._text[index] = text
             initial = block.get("text")
             if isinstance(initial, str) and initial:
-                return self._emit(text, index, scanner.feed(initial), None)
-            return b""
-        out = self._next
+                self._emit(text, index, scanner.feed(initial), None, out)
+            return
+        at = self._next
         self._next += 1
-        self._index[index] = out
+        self._index[index] = at
         if isinstance(block, dict) and block.get("type") == "tool_use":
             name = block.get("name")
             found = self.policy.check(name) if isinstance(name, str) else None
@@ -188,22 +191,28 @@ class SecondPass:
                 self._errors[index] = found
                 self._refused += 1
                 empty = {"type": "text", "text": ""}
-                start = {"type": "content_block_start", "index": out, "content_block": empty}
-                return self._frame("content_block_start", start)
+                start = {"type": "content_block_start", "index": at, "content_block": empty}
+                out.append(self._made("content_block_start", start))
+                return
             self._calls += 1
-        return self._renumbered(event, data, out)
+        out.append(self._renumbered(event, data, at))
 
-    def _unmapped(self, event: _Event, data: dict[str, Any], index: int, found: Unmapped) -> bytes:
+    def _unmapped(
+        self, event: Event, data: dict[str, Any], index: int, found: Unmapped, out: list[Piece]
+    ) -> None:
         """A call turned into text: its argument deltas go, its stop brings the explanation."""
         if data.get("type") != "content_block_stop":
-            return b""
+            return
         del self._errors[index]
-        out = self._index.get(index, index)
+        at = self._index.get(index, index)
         delta = {"type": "text_delta", "text": self.policy.text(found)}
-        explained = {"type": "content_block_delta", "index": out, "delta": delta}
-        return self._frame("content_block_delta", explained) + self._renumbered(event, data, out)
+        explained = {"type": "content_block_delta", "index": at, "delta": delta}
+        out.append(self._made("content_block_delta", explained))
+        out.append(self._renumbered(event, data, at))
 
-    def _text_delta(self, event: _Event, data: dict[str, Any], block: _Text, index: int) -> bytes:
+    def _text_delta(
+        self, event: Event, data: dict[str, Any], block: _Text, index: int, out: list[Piece]
+    ) -> None:
         delta = data.get("delta")
         if (
             isinstance(delta, dict)
@@ -211,49 +220,45 @@ class SecondPass:
             and isinstance(delta.get("text"), str)
         ):
             pieces = block.scanner.feed(delta["text"])
-            return self._emit(block, index, pieces, (event, data))
+            self._emit(block, index, pieces, (event, data), out)
+            return
         # citations and other deltas: keep them in the text segment being written
-        head = self._open_segment(block, index)
+        self._open_segment(block, index, out)
         assert block.out is not None
-        return head + self._renumbered(event, data, block.out)
+        out.append(self._renumbered(event, data, block.out))
 
-    def _text_stop(self, event: _Event, data: dict[str, Any], block: _Text, index: int) -> bytes:
-        out = self._emit(block, index, block.scanner.finish(), None)
+    def _text_stop(
+        self, event: Event, data: dict[str, Any], block: _Text, index: int, out: list[Piece]
+    ) -> None:
+        self._emit(block, index, block.scanner.finish(), None, out)
         if not block.emitted:  # an empty text block: keep it, as the message keeps it
-            out += self._open_segment(block, index)
+            self._open_segment(block, index, out)
         if block.out is not None:
-            out += self._renumbered(event, data, block.out)
-        return out
+            out.append(self._renumbered(event, data, block.out))
 
-    def _unstopped(self) -> bytes:
+    def _unstopped(self, out: list[Piece]) -> None:
         """Blocks whose ``content_block_stop`` never came (a malformed stream) end before the
         message does: a recovered text block's held text, a refused call's explanation."""
-        out = []
         for index, block in sorted(self._text.items()):
-            out.append(self._emit(block, index, block.scanner.finish(), None))
-            out.append(self._close_segment(block))
+            self._emit(block, index, block.scanner.finish(), None, out)
+            self._close_segment(block, out)
         self._text.clear()
         for index, found in sorted(self._errors.items()):
             stop = {"type": "content_block_stop", "index": index}
-            out.append(
-                self._unmapped(
-                    _parse_event(self._frame("content_block_stop", stop)), stop, index, found
-                )
-            )
-        return b"".join(out)
+            self._unmapped(self._made("content_block_stop", stop), stop, index, found, out)
 
-    def _message_delta(self, event: _Event, data: dict[str, Any]) -> bytes:
+    def _message_delta(self, event: Event, data: dict[str, Any]) -> Event:
         delta = data.get("delta")
         if not isinstance(delta, dict):
-            return event.raw
+            return event
         stop = delta.get("stop_reason")
         if self.recovered and stop in RECOVERABLE_STOPS:
             stop = "tool_use"
         elif stop == "tool_use" and self._refused and not self.recovered and not self._calls:
             stop = "end_turn"  # every call was turned into text: nothing left to run
         if stop == delta.get("stop_reason"):
-            return event.raw
-        return _rebuild(event, {**data, "delta": {**delta, "stop_reason": stop}})
+            return event
+        return event.with_data({**data, "delta": {**delta, "stop_reason": stop}})
 
     # ---------------------------------------------------------- emitting
     def _emit(
@@ -261,113 +266,77 @@ class SecondPass:
         block: _Text,
         index: int,
         pieces: list[Any],
-        source: tuple[_Event, dict[str, Any]] | None,
-    ) -> bytes:
-        out: list[bytes] = []
+        source: tuple[Event, dict[str, Any]] | None,
+        out: list[Piece],
+    ) -> None:
         for piece in merge_text(pieces):
             block.emitted = True
             if isinstance(piece, Recovered):
-                out.append(self._close_segment(block))
-                out.append(self._tool_use(piece))
+                self._close_segment(block, out)
+                self._tool_use(piece, out)
                 continue
-            out.append(self._open_segment(block, index))
+            self._open_segment(block, index, out)
             if source is not None:
                 event, data = source
                 delta = data["delta"]
                 if delta["text"] == piece and data.get("index") == block.out:
-                    out.append(event.raw)
+                    out.append(event)
                 else:
                     new = {**data, "index": block.out, "delta": {**delta, "text": piece}}
-                    out.append(_rebuild(event, new))
+                    out.append(event.with_data(new))
             else:
-                out.append(self._text_event(block, index, piece))
-        return b"".join(out)
+                self._text_event(block, index, piece, out)
 
-    def _open_segment(self, block: _Text, index: int) -> bytes:
+    def _open_segment(self, block: _Text, index: int, out: list[Piece]) -> None:
         if block.out is not None:
-            return b""
+            return
         block.out = self._next
         self._next += 1
         content = block.data.get("content_block")
         content = {**content, "text": ""} if isinstance(content, dict) else content
         if block.out == index and content == block.data.get("content_block"):
-            return block.start.raw
-        return _rebuild(block.start, {**block.data, "index": block.out, "content_block": content})
+            out.append(block.start)
+            return
+        new = {**block.data, "index": block.out, "content_block": content}
+        out.append(block.start.with_data(new))
 
-    def _close_segment(self, block: _Text) -> bytes:
+    def _close_segment(self, block: _Text, out: list[Piece]) -> None:
         if block.out is None:
-            return b""
-        out = self._frame("content_block_stop", {"type": "content_block_stop", "index": block.out})
+            return
+        stop = {"type": "content_block_stop", "index": block.out}
+        out.append(self._made("content_block_stop", stop))
         block.out = None
-        return out
 
-    def _text_event(self, block: _Text, index: int, text: str) -> bytes:
-        head = self._open_segment(block, index)
+    def _text_event(self, block: _Text, index: int, text: str, out: list[Piece]) -> None:
+        self._open_segment(block, index, out)
         delta = {
             "type": "content_block_delta",
             "index": block.out,
             "delta": {"type": "text_delta", "text": text},
         }
-        return head + self._frame("content_block_delta", delta)
+        out.append(self._made("content_block_delta", delta))
 
-    def _tool_use(self, call: Recovered) -> bytes:
+    def _tool_use(self, call: Recovered, out: list[Piece]) -> None:
         index = self._next
         self._next += 1
         ident = call_id(self.message_id, self.recovered, call)
-        if self.sealer is not None and call.notes:
+        if self.sealer is not None:
             ident = self.sealer.seal(ident, call)
-        block = {
-            "type": "tool_use",
-            "id": ident,
-            "name": call.name,
-            "input": {},
-        }
+        block = {"type": "tool_use", "id": ident, "name": call.name, "input": {}}
         self.recovered += 1
         partial = jsonio.dumps(call.arguments).decode()
-        return b"".join(
-            [
-                self._frame(
-                    "content_block_start",
-                    {"type": "content_block_start", "index": index, "content_block": block},
-                ),
-                self._frame(
-                    "content_block_delta",
-                    {
-                        "type": "content_block_delta",
-                        "index": index,
-                        "delta": {"type": "input_json_delta", "partial_json": partial},
-                    },
-                ),
-                self._frame("content_block_stop", {"type": "content_block_stop", "index": index}),
-            ]
-        )
+        start = {"type": "content_block_start", "index": index, "content_block": block}
+        delta = {
+            "type": "content_block_delta",
+            "index": index,
+            "delta": {"type": "input_json_delta", "partial_json": partial},
+        }
+        out.append(self._made("content_block_start", start))
+        out.append(self._made("content_block_delta", delta))
+        out.append(self._made("content_block_stop", {"type": "content_block_stop", "index": index}))
 
-    def _frame(self, name: str, data: dict[str, Any]) -> bytes:
-        eol = self._eol
-        head = b"event: " + name.encode() + eol if self._named else b""
-        return head + b"data: " + jsonio.dumps(data) + eol + eol
-
-
-class TwoPassRewriter:
-    """:class:`StreamRewriter` followed by :class:`SecondPass`; the same feed/close API."""
-
-    def __init__(
-        self,
-        rt: Runtime,
-        registered: Any = None,
-        sealer: CallSealer | None = None,
-        report: InboundReport | None = None,
-    ) -> None:
-        self.inner = StreamRewriter(rt, registered, sealer, report)
-        self.recovery = SecondPass(rt, self.inner.registered, sealer, report)
-
-    def feed(self, chunk: bytes) -> bytes:
-        return self.recovery.events(self.inner.feed(chunk))
-
-    def close(self) -> bytes:
-        events, tail = split_complete(self.inner.close())
-        done = self.recovery.events(b"".join(events))
-        return done + self.recovery.close() + tail
+    def _made(self, name: str, data: dict[str, Any]) -> Event:
+        return Event.made(name, data, self._eol, self._named)
 
 
 class ChunkRewriter(Protocol):
@@ -384,11 +353,13 @@ def open_rewriter(
     sealer: CallSealer | None = None,
     report: InboundReport | None = None,
 ) -> ChunkRewriter:
-    """The rewriter a stream needs: a second pass only for ``<tool_call>`` recovery or an
-    ``inbound.unmapped`` policy."""
+    """The passes a stream needs over one framing: the calls mapped back, then, only for
+    ``<tool_call>`` recovery or an ``inbound.unmapped`` policy, :class:`SecondPass`."""
+    reg = freeze(registered)
+    passes: list[Pass] = [CallPass(rt, reg, sealer, report)]
     if rt.plan.recover_tool_calls or rt.rules.unmapped != "pass":
-        return TwoPassRewriter(rt, registered, sealer, report)
-    return StreamRewriter(rt, registered, sealer, report)
+        passes.append(SecondPass(rt, reg, sealer, report))
+    return EventStream(passes)
 
 
 def rewrite_stream(

@@ -15,7 +15,6 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Ma
 from dataclasses import dataclass, field
 from typing import Any
 
-from bridge_rules import jsonio
 from bridge_rules.runtime import Runtime
 from bridge_rules.transform.cached import OutboundBytes, rewrite_outbound_bytes
 from bridge_rules.transform.inbound import rewrite_message
@@ -75,9 +74,7 @@ def start_turn(
 ) -> Turn:
     """Rewrite ``body`` for the wire and get ready for its answer. Raises
     ``jsonio.JSONDecodeError`` when the body is not JSON."""
-    outcome = rewrite_outbound_bytes(
-        rt, body, model, env, cache=cache, gc_pause=gc_pause, loads=jsonio.loads, dumps=jsonio.dumps
-    )
+    outcome = rewrite_outbound_bytes(rt, body, model, env, cache=cache, gc_pause=gc_pause)
     if not outcome.gate_open:
         outcome.body = body
     return Turn(rt, outcome, seals(rt))

@@ -8,18 +8,16 @@ runs the CLI and hands its answer back to the same turn. ``claude-agent-sdk`` (t
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from bridge_rules.proxy.config import MISSING_SDK, read_mcp_config
 
 if TYPE_CHECKING:
     from bridge_rules.proxy.claude_code.upstream import ClaudeCodeUpstream
     from bridge_rules.proxy.config import ProxyConfig
 
-MISSING_SDK = (
-    "--upstream claude-code needs the claude-agent-sdk package: "
-    "pip install 'bridge-rules[claude-code]'"
-)
+__all__ = ["MISSING_SDK", "bundled_claude", "claude_code_upstream", "read_mcp_config"]
 
 
 def bundled_claude() -> str | None:
@@ -30,21 +28,6 @@ def bundled_claude() -> str | None:
         return None
     path = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
     return str(path) if path.is_file() else None
-
-
-def read_mcp_config(path: str) -> dict[str, Any]:
-    """The servers of an MCP config file (``{"mcpServers": {...}}``); ValueError with the
-    reason when it cannot be used."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except ValueError as exc:
-        raise ValueError(f"{path} is not JSON: {exc}") from None
-    servers = data.get("mcpServers") if isinstance(data, dict) else None
-    if not isinstance(servers, dict) or not all(isinstance(v, dict) for v in servers.values()):
-        raise ValueError(f'{path} must be {{"mcpServers": {{"name": {{...}}, ...}}}}')
-    return servers
 
 
 def claude_code_upstream(config: ProxyConfig) -> ClaudeCodeUpstream:

@@ -1,0 +1,310 @@
+"""Convert one tool's ``input_schema`` for a target, recording every change and its rule.
+
+One walk over the schema applies the profile's operations node by node and builds
+the :class:`~bridge_rules.schemas.shape.Shape` that moves call arguments between
+the agent's schema and the converted one. The input is never mutated; a schema
+that needs nothing comes back as the same object.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from bridge_rules.schemas.merge import flatten_union, merge_all_of, nullable, resolve_ref
+from bridge_rules.schemas.shape import ALL_KINDS, IDENTITY, Shape, kinds
+from bridge_rules.schemas.targets import Profile
+from bridge_rules.schemas.words import describe, phrase
+
+JSON_TEXT_NOTE = "a JSON value written as JSON text"
+MAX_DEPTH = 128
+"""Pointer steps below which a schema is converted; deeper parts are sent as they are, so a
+hostile schema cannot exhaust the stack (no real tool schema comes close)."""
+
+
+@dataclass(frozen=True)
+class Change:
+    """One thing a conversion did, where, and under which operation (``rule``)."""
+
+    rule: str
+    pointer: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.pointer or '/'}: {self.detail} [{self.rule}]"
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """A converted schema, what changed and why, and how arguments cross the change."""
+
+    original: Any
+    schema: Any
+    changes: tuple[Change, ...] = ()
+    shape: Shape = IDENTITY
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.changes)
+
+
+def _untyped(schema: Any) -> bool:
+    if schema is True:
+        return True
+    if not isinstance(schema, dict):
+        return False
+    return kinds(schema) == ALL_KINDS and not any(
+        k in schema for k in ("$ref", "anyOf", "oneOf", "allOf", "not")
+    )
+
+
+def _open_map(schema: dict[str, Any]) -> bool:
+    return (
+        kinds(schema) == {"object"}
+        and not schema.get("properties")
+        and schema.get("additionalProperties") is not False
+    )
+
+
+@dataclass
+class _Walk:
+    profile: Profile
+    root: Any
+    changes: list[Change] = field(default_factory=list)
+
+    def note(self, rule: str, pointer: str, detail: str) -> None:
+        self.changes.append(Change(rule, pointer, detail))
+
+    def json_text(self, schema: Any, ptr: str, why: str, rule: str) -> tuple[Any, Shape]:
+        out: dict[str, Any] = {"type": "string"}
+        desc = schema.get("description") if isinstance(schema, dict) else None
+        if isinstance(desc, str):
+            out["description"] = desc
+        describe(out, [f"{JSON_TEXT_NOTE}{why}"])
+        self.note(rule, ptr, f"sent as JSON text{why}")
+        return out, Shape(kinds=kinds(schema), wire_kinds=frozenset({"string"}), json_text=True)
+
+    # --------------------------------------------------------------- node
+    def node(self, schema: Any, ptr: str, refs: tuple[str, ...]) -> tuple[Any, Shape]:
+        p = self.profile
+        if ptr.count("/") > MAX_DEPTH:
+            if ptr.count("/") == MAX_DEPTH + 1:
+                self.note("depth", ptr, f"nested deeper than {MAX_DEPTH} steps: left as it is")
+            return schema, IDENTITY
+        if p.has("untyped-as-json") and ptr and _untyped(schema):
+            return self.json_text(schema, ptr, "", "untyped-as-json")
+        if not isinstance(schema, dict):
+            return schema, IDENTITY
+        original = schema
+        s = dict(schema)
+        if p.has("inline-refs") and isinstance(s.get("$ref"), str):
+            ref = s["$ref"]
+            if refs.count(ref) >= p.ref_depth:
+                return self.json_text(s, ptr, f" (recursion through {ref} cut)", "inline-refs")
+            target = resolve_ref(self.root, ref)
+            if target is not None:
+                s.pop("$ref")
+                merged = {**target, **s} if isinstance(target, dict) else target
+                self.note("inline-refs", ptr, f"{ref} inlined")
+                return self.node(merged, ptr, (*refs, ref))
+        for key in ("$defs", "definitions"):
+            if p.has("inline-refs") and key in s:
+                del s[key]
+                self.note("inline-refs", ptr, f"{key} removed (inlined where used)")
+        if p.has("upgrade-draft4"):
+            self.draft4(s, ptr)
+        if p.has("merge-allof") and isinstance(s.get("allOf"), list):
+            merged_all = merge_all_of(s, self.root)
+            if merged_all is not None:
+                s = merged_all
+                self.note("merge-allof", ptr, "allOf merged into one schema")
+        if p.has("oneof-to-anyof") and "oneOf" in s:
+            s["anyOf"] = s.pop("oneOf")
+            self.note("oneof-to-anyof", ptr, "oneOf written as anyOf")
+        if p.has("const-to-enum") and "const" in s:
+            s["enum"] = [s.pop("const")]
+            self.note("const-to-enum", ptr, "const written as a one-value enum")
+        if p.has("nullable-keyword"):
+            s = self.nullable(s, ptr)
+        if p.has("open-maps-as-json") and ptr and _open_map(s):
+            return self.json_text(s, ptr, " (an object of any keys)", "open-maps-as-json")
+        shape = self.inner(s, ptr, refs)
+        if p.has("enum-as-strings"):
+            shape = self.enum_strings(s, ptr, shape)
+        self.refused(s, ptr)
+        out_kinds = kinds(s)
+        shape = shape if shape.identity else _with_kinds(shape, kinds(original), out_kinds)
+        return (original if s == original else s), shape
+
+    def inner(self, s: dict[str, Any], ptr: str, refs: tuple[str, ...]) -> Shape:
+        """Children: properties, items, anyOf branches; the object rules of the profile."""
+        props_shape: dict[str, Shape] = {}
+        nulled: frozenset[str] = frozenset()
+        items: Shape | None = None
+        branches: tuple[Shape, ...] = ()
+        p = self.profile
+        if isinstance(s.get("properties"), dict):
+            props = {}
+            for name, sub in s["properties"].items():
+                props[name], sub_shape = self.node(sub, f"{ptr}/properties/{_esc(name)}", refs)
+                if not sub_shape.identity:
+                    props_shape[name] = sub_shape
+            s["properties"] = props
+        if kinds(s) == {"object"} or "properties" in s:
+            nulled = self.objects(s, ptr)
+        if "items" in s and not isinstance(s["items"], list):
+            s["items"], got = self.node(s["items"], f"{ptr}/items", refs)
+            items = None if got.identity else got
+        elif kinds(s) == {"array"} and "items" not in s and p.has("untyped-as-json"):
+            s["items"], items = self.json_text({}, f"{ptr}/items", "", "untyped-as-json")
+        if isinstance(s.get("anyOf"), list):
+            out, shapes = [], []
+            for i, branch in enumerate(s["anyOf"]):
+                new, got = self.node(branch, f"{ptr}/anyOf/{i}", refs)
+                out.append(new)
+                shapes.append(_with_kinds(got, kinds(branch), kinds(new), _keys(branch)))
+            s["anyOf"] = out
+            if any(not b.identity for b in shapes):
+                branches = tuple(shapes)
+        if not (props_shape or nulled or items or branches):
+            return IDENTITY
+        return Shape(
+            keys=_keys(s), props=props_shape, nulled=nulled, items=items, branches=branches
+        )
+
+    def objects(self, s: dict[str, Any], ptr: str) -> frozenset[str]:
+        p = self.profile
+        if p.has("close-objects"):
+            s.setdefault("properties", {})
+            if s.get("additionalProperties") is not False:
+                was = "open" if "additionalProperties" not in s else "restricted"
+                s["additionalProperties"] = False
+                if was == "open" and s["properties"]:
+                    self.note("close-objects", ptr, "keys not declared can no longer be sent")
+                else:
+                    self.note("close-objects", ptr, "additionalProperties: false")
+        if not p.has("require-all"):
+            return frozenset()
+        names = list(s.get("properties") or {})
+        required = [r for r in s.get("required", []) if r in names]
+        optional = [n for n in names if n not in required]
+        if s.get("required") != names:
+            s["required"] = names
+        for name in optional:
+            s["properties"][name] = nullable(s["properties"][name])
+            self.note("require-all", f"{ptr}/properties/{_esc(name)}", "optional: now nullable")
+        return frozenset(optional)
+
+    def draft4(self, s: dict[str, Any], ptr: str) -> None:
+        for flag, bound in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
+            if isinstance(s.get(flag), bool):
+                if s[flag] and bound in s:
+                    s[flag] = s.pop(bound)
+                else:
+                    del s[flag]
+                self.note("upgrade-draft4", ptr, f"boolean {flag} made numeric")
+
+    def nullable(self, s: dict[str, Any], ptr: str) -> dict[str, Any]:
+        kind = s.get("type")
+        if isinstance(kind, list):
+            rest = [k for k in kind if k != "null"]
+            if "null" in kind:
+                s["nullable"] = True
+            if len(rest) == 1:
+                s["type"] = rest[0]
+            else:
+                del s["type"]
+                s["anyOf"] = [{"type": k} for k in rest]
+            self.note("nullable-keyword", ptr, f"type {kind} written with nullable")
+        branches = s.get("anyOf")
+        if isinstance(branches, list) and any(b == {"type": "null"} for b in branches):
+            rest_b = [b for b in branches if b != {"type": "null"}]
+            s["nullable"] = True
+            if len(rest_b) == 1 and isinstance(rest_b[0], dict):
+                del s["anyOf"]
+                s = {**rest_b[0], **s}
+            else:
+                s["anyOf"] = rest_b
+            self.note("nullable-keyword", ptr, "null branch written as nullable: true")
+        return s
+
+    def enum_strings(self, s: dict[str, Any], ptr: str, shape: Shape) -> Shape:
+        values = s.get("enum")
+        if not isinstance(values, list) or not values:
+            return shape
+        if all(isinstance(v, str) for v in values) and s.get("type", "string") == "string":
+            if "type" not in s:
+                s["type"] = "string"
+                self.note("enum-as-strings", ptr, "type: string added to a string enum")
+            return shape
+        texts = [v if isinstance(v, str) else json.dumps(v) for v in values]
+        if len(set(texts)) != len(texts):
+            texts = [json.dumps(v) for v in values]
+        s["enum"] = texts
+        s["type"] = "string"
+        self.note("enum-as-strings", ptr, "enum values sent as strings")
+        return Shape(
+            wire_kinds=frozenset({"string"}), strings=dict(zip(texts, values, strict=True))
+        )
+
+    def refused(self, s: dict[str, Any], ptr: str) -> None:
+        gone = [k for k in list(s) if k != "description" and self.profile.refused(k, s[k])]
+        words = []
+        for key in gone:
+            said = phrase(key, s.pop(key))
+            if said is not None:
+                words.append(said)
+            self.note("describe-refused", ptr, f"{key} moved into the description")
+        describe(s, words)
+
+
+def _keys(schema: Any) -> frozenset[str] | None:
+    if isinstance(schema, dict) and isinstance(schema.get("properties"), dict):
+        return frozenset(schema["properties"])
+    return None
+
+
+def _with_kinds(
+    shape: Shape, before: frozenset[str], after: frozenset[str], keys: frozenset[str] | None = None
+) -> Shape:
+    return dataclasses.replace(
+        shape, kinds=before, wire_kinds=after, keys=keys if keys is not None else shape.keys
+    )
+
+
+def _esc(name: str) -> str:
+    return name.replace("~", "~0").replace("/", "~1")
+
+
+def convert(schema: Any, profile: Profile) -> Conversion:
+    """``schema`` converted for ``profile``; the same object back when nothing changes.
+
+    A schema that is not JSON Schema (``required: true``, ``properties: []``) is sent as it
+    is, with a change saying so: the target refuses it either way, and the API's message
+    names the tool, where a conversion would have to guess."""
+    try:
+        return _convert(schema, profile)
+    except (TypeError, ValueError, AttributeError, LookupError, RecursionError) as exc:
+        note = Change(
+            "unreadable",
+            "",
+            f"not a JSON Schema the conversion can read ({type(exc).__name__}): sent as it is",
+        )
+        return Conversion(schema, schema, (note,))
+
+
+def _convert(schema: Any, profile: Profile) -> Conversion:
+    walk = _Walk(profile, schema)
+    work: Any = schema
+    wrap: str | None = None
+    variants = None
+    if isinstance(work, dict) and (profile.has("flatten-root-union") or profile.has("root-object")):
+        work, wrap, variants = flatten_union(work, profile, walk.note)
+    new, shape = walk.node(work, "", ())
+    if wrap is not None or variants is not None:
+        shape = dataclasses.replace(shape, wrap=wrap, variants=variants)
+    if not walk.changes:
+        return Conversion(schema, schema)
+    return Conversion(schema, new, tuple(walk.changes), IDENTITY if shape.identity else shape)

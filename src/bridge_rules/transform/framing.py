@@ -1,0 +1,396 @@
+"""SSE framing: a byte stream cut into complete events once, for every pass that reads it.
+
+A stream goes through one :class:`Framer` (CR, LF and CRLF line ends; ``\\r`` and
+``\\n`` never occur inside a UTF-8 multi-byte sequence, so cutting there is safe at
+any chunk boundary). Each feed looks only at the bytes it has not looked at yet, so a
+stream costs time linear in its length, and memory linear in its largest event, which
+an optional cap bounds (:class:`EventTooLarge`).
+
+What comes out is :class:`Framed`: the complete events of one feed, as received, in
+one ``bytes``. A pass that only needs to know whether anything in it concerns it asks
+the bytes (``b"tool" in run``), and a run nothing concerns goes on unsplit; a pass that
+does care takes :meth:`Framed.events`, split once and kept, so the passes after it
+reuse the same :class:`Event` objects. An event parses its fields and its JSON on
+first use and keeps them; an event a pass rebuilds carries the data it was built
+from, so no pass parses another's output.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, NamedTuple, Protocol
+
+from bridge_rules import jsonio
+
+# Two line ends in a row end an event; a CR is a line end on its own only when no LF follows.
+_BOUNDARY = re.compile(rb"(?:\r\n|\n|\r(?!\n))(?:\r\n|\n|\r(?!\n))")
+_EOL = re.compile(rb"\r\n|\n|\r")
+# The shape every Anthropic endpoint sends: an event line, one data line, LF line ends.
+_SHAPE = re.compile(rb"event: ([^\r\n]*)\ndata: ([^\r\n]*)\n\n")
+_SKIM_HEAD = 256  # bytes of an oversized event a skimming framer keeps (its name and type)
+NOT_JSON: Any = object()
+"""What :meth:`Event.json` gives for an event without data, or whose data is not JSON."""
+_UNPARSED: Any = object()
+
+
+class EventTooLarge(Exception):
+    """One SSE event grew past the cap before its end arrived."""
+
+    def __init__(self, cap: int) -> None:
+        super().__init__(f"an SSE event exceeded {cap} bytes")
+        self.cap = cap
+
+
+class Fields(NamedTuple):
+    """An event's lines, as the SSE format reads them."""
+
+    lines: list[bytes]
+    eol: bytes
+    name: str | None
+    data_at: int  # index of the first data line, -1 when none
+    data: bytes
+
+
+def parse_lines(raw: bytes) -> Fields:
+    body = raw.rstrip(b"\r\n")
+    if b"\r" in raw:
+        m = _EOL.search(raw)
+        eol = m.group() if m else b"\n"
+        lines = _EOL.split(body) if body else []
+    else:  # LF only, as every Anthropic endpoint sends: a plain split, no regex
+        eol = b"\n"
+        lines = body.split(b"\n") if body else []
+    name: str | None = None
+    data_parts: list[bytes] = []
+    data_at = -1
+    for i, line in enumerate(lines):
+        if not line or line[:1] == b":":
+            continue
+        key, colon, value = line.partition(b":")
+        if colon and value[:1] == b" ":
+            value = value[1:]
+        if key == b"event":
+            name = value.decode("utf-8", "replace")
+        elif key == b"data":
+            if data_at < 0:
+                data_at = i
+            data_parts.append(value)
+    return Fields(lines, eol, name, data_at, b"\n".join(data_parts))
+
+
+def _is_data(line: bytes) -> bool:
+    return line.startswith(b"data:") or line == b"data"
+
+
+_NAMES = {
+    n.encode(): n
+    for n in (
+        "message_start",
+        "message_delta",
+        "message_stop",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "ping",
+        "error",
+    )
+}
+
+
+class Event:
+    """One complete event: its bytes as they go out, its name, its data and the data parsed
+    as JSON, each worked out on first use and kept."""
+
+    __slots__ = ("_data", "_fields", "_json", "_name", "_shaped", "raw")
+
+    def __init__(self, raw: bytes, data: Any = _UNPARSED) -> None:
+        self.raw = raw
+        self._name: Any = _UNPARSED
+        self._data: bytes | None = None
+        self._shaped = False  # the event has the common shape
+        self._fields: Fields | None = None
+        self._json = data
+
+    def _read(self) -> None:
+        """Name and data. The shape every Anthropic endpoint sends (``event: NAME``, then
+        ``data: JSON``, LF line ends) is read directly, the rest by :func:`parse_lines`."""
+        m = _SHAPE.fullmatch(self.raw)
+        if m is not None:
+            name, self._data = m.groups()
+            self._name = _NAMES.get(name) or name.decode("utf-8", "replace")
+            self._shaped = True
+            return
+        fields = self.fields
+        self._name = fields.name
+        self._data = fields.data if fields.data_at >= 0 else None
+
+    @property
+    def fields(self) -> Fields:
+        if self._fields is None:
+            self._fields = parse_lines(self.raw)
+        return self._fields
+
+    @property
+    def name(self) -> str | None:
+        if self._name is _UNPARSED:
+            self._read()
+        return self._name  # type: ignore[no-any-return]
+
+    @property
+    def data(self) -> bytes | None:
+        """The data lines' values, joined; None when the event has no data line."""
+        if self._name is _UNPARSED:
+            self._read()
+        return self._data
+
+    def json(self) -> Any:
+        """The data parsed as JSON; :data:`NOT_JSON` when there is none or it does not parse."""
+        if self._json is _UNPARSED:
+            if self._name is _UNPARSED:
+                self._read()
+            try:
+                self._json = NOT_JSON if self._data is None else jsonio.loads(self._data)
+            except jsonio.JSONDecodeError:
+                self._json = NOT_JSON
+        return self._json
+
+    @property
+    def kind(self) -> str | None:
+        """The ``event:`` name, or the data's ``type`` when the event has no name."""
+        name = self._name
+        if name is _UNPARSED:
+            self._read()
+            name = self._name
+        if name is not None:
+            return name  # type: ignore[no-any-return]
+        data = self.json()
+        kind = data.get("type") if isinstance(data, dict) else None
+        return kind if isinstance(kind, str) else None
+
+    @property
+    def eol(self) -> bytes:
+        """The line end new events written like this one use."""
+        if b"\r" not in self.raw:
+            return b"\n"
+        return self.fields.eol
+
+    def with_data(self, data: Any) -> Event:
+        """This event with its data replaced; other fields, comments and the line end kept."""
+        if self._name is _UNPARSED:
+            self._read()
+        if self._shaped:  # the event line as it came, then the new data line
+            head = self.raw[: self.raw.index(b"\n") + 1]
+            return Event(head + b"data: " + jsonio.dumps(data) + b"\n\n", data)
+        fields = self.fields
+        payload = b"data: " + jsonio.dumps(data)
+        lines = []
+        for i, line in enumerate(fields.lines):
+            if i == fields.data_at:
+                lines.append(payload)
+            elif not _is_data(line):
+                lines.append(line)
+        eol = fields.eol
+        return Event(eol.join(lines) + eol + eol, data)
+
+    @staticmethod
+    def made(name: str, data: Any, eol: bytes = b"\n", named: bool = True) -> Event:
+        """A new event, written like the stream's own (its line end; an ``event:`` line
+        when the stream's events have one)."""
+        if eol == b"\n" and named:
+            return Event(b"event: %s\ndata: %s\n\n" % (name.encode(), jsonio.dumps(data)), data)
+        head = b"event: " + name.encode() + eol if named else b""
+        return Event(head + b"data: " + jsonio.dumps(data) + eol + eol, data)
+
+
+class Framed(bytes):
+    """Complete events, as received, in one ``bytes`` (which the proxy can pass to any
+    rewriter): split into :class:`Event` objects on first use, once."""
+
+    cr = False  # a CR was seen in the stream: cut by the regex
+    _events: list[Event] | None = None
+
+    @property
+    def raw(self) -> bytes:
+        return self
+
+    def events(self) -> list[Event]:
+        if self._events is None:
+            self._events = [Event(raw) for raw in split(self, self.cr)]
+        return self._events
+
+    @property
+    def whole(self) -> bool:
+        """Not split yet, and cut only at LF boundaries: :meth:`after` works."""
+        return self._events is None and not self.cr
+
+    def after(self, at: int, since: int) -> int:
+        """Where the event begins that follows the ``\\n\\n`` found last at ``at`` (-1:
+        none) when one begins at ``since`` (only for a :attr:`whole` run): the cut
+        :meth:`events` would make there, without making the others."""
+        return since if at < 0 else _paired(self, at, since)
+
+    def part(self, begin: int, end: int) -> Framed:
+        return framed(self[begin:end], False)
+
+
+def framed(data: bytes, cr: bool) -> Framed:
+    run = Framed(data)
+    if cr:
+        run.cr = True
+    return run
+
+
+def split(data: bytes, cr: bool = True) -> list[bytes]:
+    """Complete events, each with its boundary; ``data`` ends with one."""
+    if not cr:
+        parts = data.split(b"\n\n")
+        parts.pop()
+        return [p + b"\n\n" for p in parts]
+    out, start = [], 0
+    for m in _BOUNDARY.finditer(data):
+        out.append(data[start : m.end()])
+        start = m.end()
+    return out
+
+
+def _paired(data: bytes | bytearray, at: int, since: int) -> int:
+    """Where the boundary ends that a run of LFs ending with the ``\\n\\n`` at ``at`` holds
+    last, when an event begins at ``since``: the run is cut in pairs from its first LF, as
+    reading from ``since`` (and :func:`split`) cuts it."""
+    first = at
+    while first > since and data[first - 1] == 0x0A:
+        first -= 1
+    return first + (at + 2 - first) // 2 * 2
+
+
+def _last_end(buf: bytes | bytearray, start: int, cr: bool) -> int:
+    """Where the last complete event in ``buf`` ends, looking from ``start``; -1 if none.
+
+    Linear in ``len(buf) - start``: the caller passes the bytes not looked at yet (with
+    the three before them, where a boundary may have begun)."""
+    if not cr:
+        at = buf.rfind(b"\n\n", start)
+        if at < 1 or buf[at - 1] != 0x0A:
+            return at + 2 if at >= 0 else -1
+        return _paired(buf, at, 0)
+    last = prev = -1
+    for m in _BOUNDARY.finditer(buf, start):
+        prev, last = last, m.end()
+    if last == len(buf) and buf[-1] == 0x0D:  # a CR that may be half of a CRLF
+        return prev
+    return last
+
+
+class Framer:
+    """Bytes in any chunking -> :class:`Framed` runs of complete events.
+
+    ``cap``: the most bytes one event may reach before its end; past it :meth:`feed`
+    raises :class:`EventTooLarge`, or, with ``skim``, keeps only the event's first bytes
+    (enough for its name and type) and goes on looking for its end: for a watcher of a
+    stream passed on as received, whose memory must stay bounded too.
+    """
+
+    def __init__(self, cap: int | None = None, *, skim: bool = False) -> None:
+        self.cap = cap
+        self.skim = skim
+        self.cr = False  # a CR was seen: boundaries are found by the regex from then on
+        self._buf = bytearray()
+
+    @property
+    def pending(self) -> int:
+        """Bytes of an incomplete event held."""
+        return len(self._buf)
+
+    def feed(self, chunk: bytes) -> Framed | None:
+        if not chunk:
+            return None
+        cr = self.cr
+        if not cr and b"\r" in chunk:
+            cr = self.cr = True
+        buf = self._buf
+        run = None
+        if not buf:  # the common case: the chunk starts an event
+            end = _last_end(chunk, 0, cr)
+            if end == len(chunk):
+                return framed(chunk, cr)
+            if end > 0:
+                run = framed(chunk[:end], cr)
+                chunk = chunk[end:]
+            buf += chunk
+        else:
+            seen = len(buf)
+            buf += chunk
+            end = _last_end(buf, max(0, seen - (3 if cr else 1)), cr)
+            if end > 0:  # the buffer let go first: a long event takes twice its size at most
+                with memoryview(buf) as view:
+                    done = bytes(view[:end])
+                del buf[:end]
+                run = framed(done, cr)
+        if self.cap is not None and len(buf) > self.cap:
+            if not self.skim:
+                raise EventTooLarge(self.cap)
+            if len(buf) > _SKIM_HEAD + 4:  # the head, a byte no boundary includes, the last 3
+                buf[_SKIM_HEAD:-3] = b"\0"
+        return run
+
+    def close(self) -> tuple[Framed | None, bytes]:
+        """The last event when only a lone CR ended it, and the incomplete tail."""
+        tail = bytes(self._buf)
+        self._buf.clear()
+        if tail and self.cr and _BOUNDARY.search(tail):
+            return framed(tail, True), b""
+        return None, tail
+
+
+Piece = Framed | Event
+"""What passes hand on: a run of events nothing changed, or one event."""
+
+
+class Pass(Protocol):
+    """One job over the events of a stream, in order."""
+
+    def run(self, pieces: list[Piece]) -> list[Piece]: ...
+
+    def close(self, pieces: list[Piece]) -> list[Piece]:
+        """The last pieces, then whatever the pass still holds."""
+        ...
+
+
+def events_in(piece: Piece) -> list[Event]:
+    return [piece] if type(piece) is Event else piece.events()  # type: ignore[union-attr]
+
+
+def joined(pieces: list[Piece]) -> bytes:
+    return b"".join([p.raw for p in pieces])
+
+
+class EventStream:
+    """Bytes in any chunking -> the passes' output bytes; ``close()`` flushes the tail.
+
+    A :class:`Framed` chunk (framed once already, e.g. by the proxy, which caps and
+    watches the events) goes to the passes as it is."""
+
+    def __init__(self, passes: list[Pass], framer: Framer | None = None) -> None:
+        self.passes = passes
+        self.framer = framer or Framer()
+
+    def feed(self, chunk: bytes) -> bytes:
+        if type(chunk) is Framed and not self.framer._buf:
+            run: Framed | None = chunk
+        else:
+            run = self.framer.feed(chunk)
+        if run is None:
+            return b""
+        pieces: list[Piece] = [run]
+        for p in self.passes:
+            pieces = p.run(pieces)
+        if len(pieces) == 1 and pieces[0] is run:  # nothing touched
+            return run
+        return joined(pieces)
+
+    def close(self) -> bytes:
+        last, tail = self.framer.close()
+        pieces: list[Piece] = [last] if last is not None else []
+        for p in self.passes:
+            pieces = p.close(pieces)
+        return joined(pieces) + tail if pieces else tail
