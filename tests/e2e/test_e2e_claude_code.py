@@ -30,9 +30,9 @@ pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture(scope="session")
-def pi(root: Path) -> Path:
+def pi(npm_cache: Path) -> Path:
     try:
-        return install_pi(root / ".e2e" / "pi")
+        return install_pi(npm_cache)
     except PiInstallError as exc:
         pytest.fail(str(exc))
 
@@ -101,9 +101,9 @@ def test_pi_completes_a_task_through_the_claude_code_cli(
 
 
 @pytest.fixture(scope="session")
-def opencode(root: Path) -> Path:
+def opencode(npm_cache: Path) -> Path:
     try:
-        return install_opencode(root / ".e2e" / "opencode")
+        return install_opencode(npm_cache)
     except SetupError as exc:
         pytest.fail(str(exc))
 
