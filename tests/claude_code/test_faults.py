@@ -161,7 +161,7 @@ def test_sessions_over_the_cap_get_429(tmp_path: Path, monkeypatch: pytest.Monke
     cli = fake_cli(tmp_path, "exec sleep 60")
     with (
         ScriptedEndpoint([done()]) as endpoint,
-        serving(endpoint, monkeypatch, claude_path=cli, timeout=3.0, max_sessions=1) as proxy,
+        serving(endpoint, monkeypatch, claude_path=cli, timeout=1.5, max_sessions=1) as proxy,
     ):
         first = threading.Thread(
             target=lambda: httpx.post(f"{proxy}/v1/messages", json=ASK, timeout=30)
