@@ -3,6 +3,7 @@ tool on the proxy's host, leave a CLI process behind, or keep a client waiting."
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import stat
@@ -14,6 +15,7 @@ from typing import Any, ClassVar
 
 import httpx
 import pytest
+from fake_upstream import Script
 from scripted import ScriptedEndpoint, calls, done, serving
 
 pytestmark = pytest.mark.xdist_group("claude-code")
@@ -29,16 +31,20 @@ ASK = {
 
 
 def cli_processes() -> list[str]:
-    """Processes whose HOME is one of the upstream's scratch directories (pid: command)."""
+    """This test process's children (the proxy runs in it) whose HOME is one of the
+    upstream's scratch directories, as ``pid: command``."""
     found = []
     for pid in os.listdir("/proc"):
         try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                if int(f.read().rsplit(b")", 1)[1].split()[1]) != os.getpid():
+                    continue
             with open(f"/proc/{pid}/environ", "rb") as f:
                 if b"HOME=/tmp/bridge-rules-claude-" not in f.read():
                     continue
             with open(f"/proc/{pid}/cmdline", "rb") as f:
                 found.append(f"{pid}: {f.read()[:80]!r}")
-        except OSError:
+        except (OSError, ValueError, IndexError):
             continue
     return found
 
@@ -130,6 +136,24 @@ def test_a_broken_cli_gets_a_clear_502(
     assert says in reply.json()["error"]["message"]
     assert time.monotonic() - started < 10
     assert cli_processes() == []
+
+
+@pytest.mark.parametrize(
+    ("status", "expected", "says"),
+    [(401, 502, "the model endpoint answered 401"), (429, 429, "answered 429")],
+)
+def test_a_failing_model_endpoint_fails_the_request_at_once(
+    monkeypatch: pytest.MonkeyPatch, status: int, expected: int, says: str
+) -> None:
+    error = {"type": "error", "error": {"type": "x", "message": "no"}}
+    failing = Script(status=status, error_body=json.dumps(error).encode())
+    with ScriptedEndpoint([failing]) as endpoint, serving(endpoint, monkeypatch) as proxy:
+        started = time.monotonic()
+        reply = httpx.post(f"{proxy}/v1/messages", json=ASK, timeout=60)
+    assert reply.status_code == expected
+    assert says in reply.json()["error"]["message"]
+    assert time.monotonic() - started < 10  # no back-off inside the CLI
+    assert len(endpoint.turns) == 1
 
 
 def test_a_missing_cli_gets_503(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

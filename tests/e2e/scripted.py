@@ -52,6 +52,9 @@ class _Scripted(_Handler):
             script = self.server.replies[min(turn + 1, len(self.server.replies) - 1)]
         self.server.script = script  # its pacing (event_gap) applies to this reply
         blank = {"model": payload.get("model"), "messages": []}
+        if script.status is not None:  # a scripted failure of the model endpoint
+            self._send(script.status, "application/json", script.error_body)
+            return
         unique = f"toolu_turn{turn + 1}_".encode()  # ids never repeat across turns
         if payload.get("stream"):
             self._stream([e.replace(b"toolu_fake", unique) for e in sse_events(blank, script)])

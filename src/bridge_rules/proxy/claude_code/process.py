@@ -41,6 +41,9 @@ FIXED_ENV = {
     "DISABLE_AUTOUPDATER": "1",
     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
     "ENABLE_TOOL_SEARCH": "false",  # every tool offered in full, none deferred to a search
+    # A failed model call fails the request at once; the client retries as it would against
+    # the API (the CLI's own back-off went on for minutes on a 401).
+    "CLAUDE_CODE_MAX_RETRIES": "0",
     "CLAUDE_CODE_ENTRYPOINT": "sdk-py",
 }
 STDERR_TAIL = 4096

@@ -264,7 +264,9 @@ class Session:
                     break
             if isinstance(msg, ResultMessage):
                 if msg.is_error and not self.bridge.started:
-                    raise CliFailed(502, f"the Claude Code CLI failed: {_result_text(msg)}")
+                    # the endpoint's own "slow down" goes to the client, which backs off
+                    status = msg.api_error_status if msg.api_error_status in (429, 529) else 502
+                    raise CliFailed(status, f"the Claude Code CLI failed: {_result_text(msg)}")
                 break
             if not isinstance(msg, StreamEvent) or msg.parent_tool_use_id is not None:
                 self._note(msg)
