@@ -91,3 +91,39 @@ def test_calls_the_cli_ran_itself_are_merged_out_of_the_answer() -> None:
     assert message["stop_reason"] == "end_turn"
     assert message["usage"]["output_tokens"] == 7
     assert [e["index"] for e in events if e["type"] == "content_block_start"] == [0, 1]
+
+
+def start(i: int, block: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "content_block_start", "index": i, "content_block": block}
+
+
+def delta(i: int, **change: str) -> dict[str, Any]:
+    return {"type": "content_block_delta", "index": i, "delta": change}
+
+
+def test_thinking_and_its_signature_are_assembled_in_order() -> None:
+    events = [
+        {"type": "message_start", "message": {"id": "m", "role": "assistant", "content": []}},
+        start(0, {"type": "thinking", "thinking": ""}),
+        delta(0, type="thinking_delta", thinking="let me "),
+        delta(0, type="thinking_delta", thinking="see"),
+        delta(0, type="signature_delta", signature="sig"),
+        {"type": "content_block_stop", "index": 0},
+        start(1, {"type": "text", "text": ""}),
+        delta(1, type="text_delta", text="done"),
+        {"type": "content_block_stop", "index": 1},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "end_turn"},
+            "usage": {"output_tokens": 9},
+        },
+        {"type": "message_stop"},
+    ]
+    bridge = Bridge(lambda n: n, lambda name: False)
+    out = bridged(bridge, events)
+    assert [e["type"] for e in out] == [e["type"] for e in events]  # nothing held back or lost
+    assert assemble(out)["content"] == [
+        {"type": "thinking", "thinking": "let me see", "signature": "sig"},
+        {"type": "text", "text": "done"},
+    ]
+    assert assemble(out)["usage"] == {"output_tokens": 9}
