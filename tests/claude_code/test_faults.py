@@ -17,6 +17,7 @@ import httpx
 import pytest
 from fake_upstream import Script
 from scripted import ScriptedEndpoint, calls, done, serving
+from servers import access_lines
 
 pytestmark = pytest.mark.xdist_group("claude-code")
 ASK = {
@@ -93,7 +94,7 @@ def test_no_builtin_runs_on_the_proxy_host(
             done("the CLI must not call the model again"),
         ]
     )
-    caplog.set_level(logging.INFO, "bridge_rules.proxy.claude_code")
+    caplog.set_level(logging.INFO, "bridge_rules.proxy")
     with endpoint, serving(endpoint, monkeypatch) as proxy:
         reply = httpx.post(f"{proxy}/v1/messages", json=ASK, timeout=60).json()
         time.sleep(0.3)
@@ -105,6 +106,10 @@ def test_no_builtin_runs_on_the_proxy_host(
     proposed = ["Bash", "Read", "WebFetch", "Glob", "Grep", "mcp__pi__ls"]
     assert [b["name"] for b in reply["content"] if b["type"] == "tool_use"] == proposed
     assert denied == sorted(proposed)  # every one stopped before it ran, Glob and Grep too
+    (access,) = access_lines(caplog, 1)
+    assert access["status"] == 200
+    assert access["upstream_status"] == 200
+    assert 0 < access["upstream_ms"] < access["ms"]  # the CLI's start and first event
     assert turns == 1
     assert not touched.exists()
     assert not opened.is_set()

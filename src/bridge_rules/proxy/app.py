@@ -70,6 +70,8 @@ class ProxyApp:
     async def aclose(self) -> None:
         self.heap.close()
         await self.upstream.aclose()
+        if self.cli is not None:
+            await self.cli.aclose()
         if self.debug is not None:
             self.debug.close()
 

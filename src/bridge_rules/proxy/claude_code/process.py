@@ -133,14 +133,20 @@ class CliProcess(Transport):
         text = self.stderr_tail.decode("utf-8", "replace").strip()
         return f": {text.splitlines()[-1][:300]}" if text else ""
 
-    async def close(self) -> None:
-        """Stop the child and its process group now; idempotent."""
-        proc = self.proc
-        if proc is None:
+    def kill(self) -> None:
+        """Stop the child and its process group now, without waiting; idempotent."""
+        if self.proc is None:
             return
         self._closing = True
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)  # the group too, even once the CLI is gone
+            os.killpg(self.proc.pid, signal.SIGKILL)  # the group too, even once the CLI is gone
+
+    async def close(self) -> None:
+        """:meth:`kill`, then reap the child."""
+        proc = self.proc
+        if proc is None:
+            return
+        self.kill()
         with contextlib.suppress(Exception):
             await asyncio.shield(proc.wait())
         if self._stderr_task is not None:

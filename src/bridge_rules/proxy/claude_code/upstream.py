@@ -14,7 +14,8 @@ import contextlib
 import logging
 import os
 import shutil
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 
 from bridge_rules import jsonio
@@ -38,10 +39,37 @@ class CliSettings:
     policy: Policy
 
 
+async def _timed(events: AsyncIterator[Event], ex: Exchange) -> AsyncIterator[Event]:
+    """``events``, noting on the access line when the first came (the CLI's start-up and
+    the model's first event), as an HTTP upstream's response headers are noted."""
+    sent = time.perf_counter()
+    async for event in events:
+        if ex.reply.record.upstream_ms is None:
+            ex.reply.record.upstream_ms = round((time.perf_counter() - sent) * 1000, 3)
+            ex.reply.record.upstream_status = 200
+        yield event
+
+
 class ClaudeCodeUpstream:
     def __init__(self, settings: CliSettings) -> None:
         self.settings = settings
         self.active = 0
+        self._closing: set[asyncio.Task[None]] = set()
+
+    def _after(self, session: Session, events: AsyncGenerator[Event, None]) -> None:
+        async def close() -> None:
+            await session.close()
+            with contextlib.suppress(RuntimeError):
+                await events.aclose()
+
+        task = asyncio.get_running_loop().create_task(close())
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    async def aclose(self) -> None:
+        """Wait for the sessions still being cleaned up (the server is stopping)."""
+        if self._closing:
+            await asyncio.wait(set(self._closing), timeout=5)
 
     def problem(self) -> str | None:
         """Why the CLI cannot be started (for ``/readyz``), or None."""
@@ -82,16 +110,18 @@ class ClaudeCodeUpstream:
             )
             events = session.events()
             try:
+                answer = _timed(events, ex)
                 if cli_plan.stream:
-                    await self._stream(ex, events)
+                    await self._stream(ex, answer)
                 else:
-                    await self._json(ex, events, counting)
+                    await self._json(ex, answer, counting)
             finally:
-                # The process goes first and whatever cancelled us: a client that left
-                # may have stopped the generator mid-step, where aclose() cannot run it.
-                await asyncio.shield(session.close())
-                with contextlib.suppress(RuntimeError):
-                    await events.aclose()
+                # The process ends with the request, whatever ended it (a client that left
+                # may have stopped the generator mid-step, where aclose() cannot run it).
+                # Nothing is awaited once the answer is out: reaping it, the SDK's tasks and
+                # the scratch directory are cleaned up after.
+                session.process.kill()
+                self._after(session, events)
                 if session.run.denied:
                     ex.debug["claude_code_denied"] = list(session.run.denied)
         except CliFailed as exc:
