@@ -1,11 +1,13 @@
 """One request through one CLI process: replay the conversation, bridge the answer.
 
 The CLI runs in a fresh scratch directory (its working directory and ``HOME``, both
-empty) that is removed afterwards, with session persistence off and no settings
-files read. Every permission request is denied (``interrupt``) unless the policy lets
-the CLI run that tool itself; the answer goes to the client once the model call that
-proposed tools has ended, and the process is stopped then whatever it was doing, so a
-tool the CLI would run without asking never gets the chance.
+empty) that is removed afterwards, with session persistence off and no settings files
+read. Two gates keep every call the policy does not allow from running: a
+``PreToolUse`` hook denies it before the CLI's own permission rules (which let some
+read-only built-ins run unasked), and every permission request is denied
+(``interrupt``). The CLI makes one model call (``--max-turns 1``); the answer goes to
+the client once that call has ended, and the process is stopped then, whatever it was
+doing.
 """
 
 from __future__ import annotations
