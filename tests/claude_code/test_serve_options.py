@@ -113,3 +113,20 @@ def test_serve_answers_through_the_cli(tmp_path: Path, given: str) -> None:
     assert reply["content"] == [{"type": "text", "text": "hello from the CLI"}]
     assert count == {"input_tokens": 10}  # what the endpoint reported for the call
     assert endpoint.turns[-1]["max_tokens"] == 1  # count_tokens asked for one output token
+
+
+def test_an_http_upstream_never_imports_the_sdk() -> None:
+    # The extra is ~165 MB and its import is not free: only --upstream claude-code pays it.
+    code = (
+        "import sys\n"
+        "from bridge_rules.proxy.app import create_app\n"
+        "from bridge_rules.proxy.config import ProxyConfig\n"
+        "create_app(ProxyConfig(upstream='http://127.0.0.1:9'))\n"
+        "print('claude_agent_sdk' in sys.modules)\n"
+        "create_app(ProxyConfig(upstream='claude-code'))\n"
+        "print('claude_agent_sdk' in sys.modules)\n"
+    )
+    done_ = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done_.stdout.split() == ["False", "True"], done_.stderr
