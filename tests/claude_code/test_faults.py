@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import stat
+import tempfile
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -48,6 +49,14 @@ def cli_processes() -> list[str]:
         except (OSError, ValueError, IndexError):
             continue
     return found
+
+
+def litter() -> set[str]:
+    """What the upstream's CLI runs left in the temporary directory: scratch directories,
+    or the CLI's own per-directory files."""
+    tmp = Path(tempfile.gettempdir())
+    found = {p.name for p in tmp.glob("bridge-rules-claude-*")}
+    return found | {p.name for p in tmp.glob("claude-*/-tmp-bridge-rules-claude-*")}
 
 
 def fake_cli(tmp_path: Path, body: str) -> str:
@@ -95,6 +104,7 @@ def test_no_builtin_runs_on_the_proxy_host(
         ]
     )
     caplog.set_level(logging.INFO, "bridge_rules.proxy")
+    before = litter()
     with endpoint, serving(endpoint, monkeypatch) as proxy:
         reply = httpx.post(f"{proxy}/v1/messages", json=ASK, timeout=60).json()
         time.sleep(0.3)
@@ -115,6 +125,7 @@ def test_no_builtin_runs_on_the_proxy_host(
     assert not opened.is_set()
     assert _Hits.hits == []
     assert cli_processes() == []
+    assert litter() == before  # its scratch directory is gone, and nothing else was left
     with open(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK), "rb"):  # lets the watcher go
         pass
     site.shutdown()

@@ -120,11 +120,12 @@ def test_the_child_gets_the_listed_variables_and_nothing_else() -> None:
         "BRIDGE_RULES_SEAL_KEY": "secret",
         "GITHUB_TOKEN": "ghp",
     }
-    env = child_env(environ, "/scratch/home", {"CLAUDE_CODE_MAX_OUTPUT_TOKENS": "5"})
+    env = child_env(environ, "/scratch", {"CLAUDE_CODE_MAX_OUTPUT_TOKENS": "5"})
     assert env == {
         "ANTHROPIC_API_KEY": "sk-1",
         "PATH": "/bin",
         "HOME": "/scratch/home",
+        "TMPDIR": "/scratch/tmp",
         **FIXED_ENV,
         "CLAUDE_CODE_MAX_OUTPUT_TOKENS": "5",
     }

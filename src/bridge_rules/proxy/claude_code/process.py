@@ -55,12 +55,15 @@ class CliOutputError(Exception):
 
 
 def child_env(
-    environ: Mapping[str, str], home: str, request_env: Mapping[str, str]
+    environ: Mapping[str, str], scratch: str, request_env: Mapping[str, str]
 ) -> dict[str, str]:
-    """The child's whole environment: :data:`PASSED_ENV` from ``environ``, a scratch
-    ``HOME``, :data:`FIXED_ENV` and the request's own settings (sampling)."""
+    """The child's whole environment: :data:`PASSED_ENV` from ``environ``, ``HOME`` and
+    ``TMPDIR`` in the request's scratch directory (the CLI leaves files in its temporary
+    directory on every run: they go when the scratch directory does), :data:`FIXED_ENV`
+    and the request's own settings (sampling)."""
     env = {k: environ[k] for k in PASSED_ENV if k in environ}
-    return {**env, "HOME": home, **FIXED_ENV, **request_env}
+    places = {"HOME": f"{scratch}/home", "TMPDIR": f"{scratch}/tmp"}
+    return {**env, **places, **FIXED_ENV, **request_env}
 
 
 async def _no_prompt() -> AsyncIterator[dict[str, Any]]:

@@ -123,8 +123,8 @@ class Session:
         self.bridge = Bridge(plan.wire_name, policy.runs)
         self._call_ended = asyncio.Event()
         self._scratch = Path(tempfile.mkdtemp(prefix="bridge-rules-claude-"))
-        (self._scratch / "home").mkdir()
-        (self._scratch / "work").mkdir()
+        for place in ("home", "tmp", "work"):
+            (self._scratch / place).mkdir()
         system_file = self._scratch / "system.txt"
         system_file.write_text(plan.system, encoding="utf-8")
         servers: dict[str, Any] = dict(policy.servers)
@@ -146,7 +146,7 @@ class Session:
             # of a file it has not read) must not make it call the model again.
             max_turns=1 if not policy.allow else POLICY_TURNS,
         )
-        env = child_env(environ, str(self._scratch / "home"), plan.env)
+        env = child_env(environ, str(self._scratch), plan.env)
         self.process = CliProcess(
             replace(options, permission_prompt_tool_name="stdio"), env, str(self._scratch / "work")
         )
