@@ -9,6 +9,7 @@ endpoint received on each turn.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -19,6 +20,8 @@ from fake_upstream import FakeUpstream, Recorded, Script, _Handler, message, sse
 from servers import running_app
 
 from bridge_rules.proxy import ProxyConfig, create_app
+
+TEST_CLAUDE = "BRIDGE_RULES_TEST_CLAUDE"
 
 
 def calls(*pairs: tuple[str, dict[str, Any]]) -> Script:
@@ -75,7 +78,11 @@ class ScriptedEndpoint(FakeUpstream):
 def serving(
     endpoint: FakeUpstream, monkeypatch: pytest.MonkeyPatch, **settings: Any
 ) -> Iterator[str]:
-    """``serve --upstream claude-code`` on loopback, its CLI pointed at ``endpoint``."""
+    """``serve --upstream claude-code`` on loopback, its CLI pointed at ``endpoint``; the CLI
+    is the one in the claude-agent-sdk wheel unless ``BRIDGE_RULES_TEST_CLAUDE`` names
+    another (the npm package's, say)."""
+    if os.environ.get(TEST_CLAUDE) and "claude_path" not in settings:
+        settings = {**settings, "claude_path": os.environ[TEST_CLAUDE]}
     monkeypatch.setenv("ANTHROPIC_BASE_URL", endpoint.url)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
     with running_app(create_app(ProxyConfig(upstream="claude-code", **settings))) as url:
