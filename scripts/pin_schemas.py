@@ -5,7 +5,8 @@ Maintainer script (needs node, npm and network access to the npm registry)::
 
     python scripts/pin_schemas.py 2.1.0 2.1.322 2.1.330       # rewrite the pins
     python scripts/pin_schemas.py --check 2.1.330               # exit 1 if a pin differs
-    python scripts/pin_schemas.py 2.1.330 --runtime tests/pins/data/claude-code@2.1.330.json
+    python scripts/pin_schemas.py 2.1.330 --runtime tests/pins/data/claude-code@2.1.330.json \
+        --runtime tests/pins/data/claude-code-2.1.330.runtime.json
 
 For each version, in a scratch directory: ``npm pack @anthropic-ai/claude-code@X``,
 take ``package/sdk-tools.d.ts``, run ``ts-json-schema-generator@2.9.0 --type '*'
@@ -272,6 +273,9 @@ def add_runtime_tools(pin: dict[str, Any], captured: dict[str, Any], version: st
     capture`` (or a ``{name: input_schema}`` table). Returns the names added.
     """
     tools = captured.get("tools", captured)
+    sent = set(tools)
+    for source in captured.get("provenance", {}).get("sources", []):
+        sent.update(source.get("tools", []))
     known = set(pin["tools"]) | {a for names in pin["aliases"].values() for a in names}
     added = sorted(n for n in tools if n not in known and not n.startswith("mcp__"))
     for name in added:
@@ -282,12 +286,38 @@ def add_runtime_tools(pin: dict[str, Any], captured: dict[str, Any], version: st
         pin["mapping_evidence"][name] = "runtime-capture"
     for key in ("tools", "mapping_evidence"):
         pin[key] = {k: pin[key][k] for k in sorted(pin[key], key=str.lower)}
-    pin["provenance"] = provenance(pin, version)
+    mark_declared_only(pin, sent)
     return added
 
 
+def mark_declared_only(pin: dict[str, Any], sent: set[str]) -> None:
+    """List the tools only the d.ts has: no runtime capture of this version sent them.
+
+    The binary never offers such a tool in the captured configurations (its feature is
+    gated off, or it is internal), so bridge-rules does not treat its name as canonical
+    unless a rule asks (``include_declared``). Several captures add up: a tool any of
+    them sent is not declared-only. ``declared_only`` goes before ``provenance``.
+    """
+    seen = set(pin.pop("_sent", [])) | set(sent)
+    pin.pop("declared_only", None)
+    provenance_ = pin.pop("provenance", None)
+    pin["declared_only"] = sorted((n for n in pin["tools"] if n not in seen), key=str.lower)
+    pin["_sent"] = sorted(seen)
+    pin["provenance"] = provenance_
+
+
+def capture_version(doc: dict[str, Any]) -> str | None:
+    """The version a capture is of: its ``version``, or the ``...@X`` of its ``source`` (the
+    older capture files, ``tests/pins/data/claude-code-2.1.330.runtime.json``)."""
+    if doc.get("version"):
+        return str(doc["version"])
+    found = re.search(r"@([0-9][0-9A-Za-z.+-]*)\b", str(doc.get("source", "")))
+    return found.group(1) if found else None
+
+
 def render(pin: dict[str, Any]) -> str:
-    return json.dumps(pin, indent=1, ensure_ascii=False) + "\n"
+    shown = {k: v for k, v in pin.items() if not k.startswith("_")}  # "_sent": bookkeeping
+    return json.dumps(shown, indent=1, ensure_ascii=False) + "\n"
 
 
 def _run(cmd: list[str], cwd: Path) -> str:
@@ -360,7 +390,7 @@ def main(argv: list[str] | None = None) -> int:
             pin, problems = build_pin(version, dts, generated)
             for capture in args.runtime:
                 doc = json.loads(capture.read_text(encoding="utf-8"))
-                if str(doc.get("version")) == version:
+                if capture_version(doc) == version:
                     add_runtime_tools(pin, doc, version)
             for problem in problems:
                 sys.stderr.write(f"{version}: self-check: {problem}\n")

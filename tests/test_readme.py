@@ -47,3 +47,35 @@ def test_relative_links_resolve(doc: Path) -> None:
         if "://" in target:
             continue
         assert (doc.parent / target).exists(), f"{doc.name}: {target}"
+
+
+def _section(title: str) -> str:
+    return README.split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def test_readme_summarises_performance_and_has_troubleshooting_and_an_opencode_start() -> None:
+    performance = _section("Performance")
+    assert "|" not in performance  # the tables live in benchmarks/README.md
+    assert "benchmarks/README.md#targets" in performance
+    assert "| target | status |" in (ROOT / "benchmarks" / "README.md").read_text("utf-8")
+    table = [line for line in _section("Troubleshooting").splitlines() if line.startswith("| ")]
+    assert len(table) - 1 >= 5, "the five errors users meet first, each with its fix"
+    opencode = _section("opencode in two minutes")
+    assert "--rules opencode" in opencode
+    assert '"baseURL": "http://127.0.0.1:8787/v1"' in opencode
+
+
+def test_install_instructions_name_only_tags_the_repository_has() -> None:
+    """A ``@vX`` or ``rev: vX`` the repository lacks fails every install that copies it."""
+    import subprocess
+
+    done = subprocess.run(
+        ["git", "tag", "--list"], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        pytest.skip("not a git checkout")
+    tags = set(done.stdout.split())
+    pages = [README, (ROOT / "CHANGELOG.md").read_text("utf-8")]
+    pages += [p.read_text("utf-8") for p in DOCS]
+    used = {t for page in pages for t in re.findall(r"(?:@|rev: )(v\d+\.\d+\.\d+)\b", page)}
+    assert used <= tags, f"install instructions name tags the repository lacks: {used - tags}"

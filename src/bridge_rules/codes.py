@@ -487,19 +487,20 @@ _add(
         "BR404",
         "field not in the wire schema",
         "An operation reads a field that the pinned wire schema (plus the binding's extras) "
-        "does not have, so the model will never send it.",
+        "does not have, so the model will never send it: almost always a misspelling, so it "
+        "is an error, with the nearest field the schema has.",
         bad=_BIND + "    schema: canonical\n    input:\n      - rename: {filepath: path}\n",
         good=_BIND + "    schema: canonical\n    input:\n      - rename: {file_path: path}\n",
-        severity="warning",
     ),
     CodeDoc(
         "BR405",
         "field not in the local schema",
         "An operation writes a field (or a hybrid binding names an extra) that the local "
-        "tool's pinned schema does not have, so the local tool would not understand it.",
+        "tool's pinned schema does not have, so the local tool would not understand it; an "
+        "error, with the nearest field the schema has. A profile that reproduces a tool's "
+        "legacy arguments on purpose says so under `suppress:`.",
         bad=_BIND + "    schema: canonical\n    input:\n      - rename: {file_path: file}\n",
         good=_BIND + "    schema: canonical\n    input:\n      - rename: {file_path: path}\n",
-        severity="warning",
     ),
     CodeDoc(
         "BR406",
@@ -536,6 +537,49 @@ _add(
         good=_BIND + "    schema: canonical\n    input:\n      - rename: {file_path: path}\n"
         "      - drop: [pages]\n    losses:\n      - fields: [pages]\n        side: wire\n"
         "        why: pi has no page ranges\n",
+        severity="warning",
+    ),
+    CodeDoc(
+        "BR409",
+        "bound twice at run time",
+        "Two bindings added while the program runs (`Engine.with_bindings`, or the files of "
+        "`serve --bindings-dir`) bind the same local tool. Whichever came last would win, so "
+        "the rules would depend on the order the bindings arrived in; they are refused "
+        "instead. A runtime binding may replace a rule file's binding of the tool.",
+        bad="# a.yaml\n" + _HEAD + "bindings:\n  - {local: ask_user, wire: AskUserQuestion}\n"
+        "# b.yaml\n" + _HEAD + "bindings:\n  - {local: ask_user, wire: mcp__pi__ask}\n",
+        good="# a.yaml\n" + _HEAD + "bindings:\n  - {local: ask_user, wire: AskUserQuestion}\n",
+    ),
+    CodeDoc(
+        "BR410",
+        "more than bindings at run time",
+        "A source of bindings added while the program runs holds something other than "
+        "`bindings` (and `bridge-rules`, `name`, `description`). Stages, repairs, the gate "
+        "and the rest belong in the rule files, which `serve` reads again on reload.",
+        bad=_HEAD + "gate: {api: [anthropic-messages]}\nbindings:\n"
+        "  - {local: ask_user, wire: AskUserQuestion}\n",
+        good=_HEAD + "bindings:\n  - {local: ask_user, wire: AskUserQuestion}\n",
+    ),
+    CodeDoc(
+        "BR411",
+        "output operations never applied",
+        "A binding's `output:` operations reshape results into the shape the description "
+        "sent promises, so they apply only when that description is not the agent's own "
+        "(the pinned wire tool's, or a text of the rules). Here the agent's description is "
+        "sent, which describes the results as the agent makes them.",
+        bad=_BIND + "    wire_description: local\n    output:\n      - number_lines: {}\n",
+        good=_BIND + "    wire_description: Reads a file; lines come numbered as cat -n does.\n"
+        "    output:\n      - number_lines: {}\n",
+        severity="warning",
+    ),
+    CodeDoc(
+        "BR412",
+        "no pinned description",
+        "`wire_description: pin` sends the wire tool's own description from the pin, but the "
+        "pin has none for it (the packaged Claude Code pins hold schemas only), so the "
+        "agent's own is sent. `pin capture` records descriptions.",
+        bad=_BIND + "    schema: canonical\n    wire_description: pin\n",
+        good=_BIND + "    schema: canonical\n    wire_description: auto\n",
         severity="warning",
     ),
 )

@@ -7,14 +7,17 @@ reads the :class:`~bridge_rules.runtime.Runtime` built from it instead.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from bridge_rules import jsonio
 from bridge_rules.bindings.adapter import Adapter
 from bridge_rules.compose import SourcedFile
 from bridge_rules.diagnostics import Diagnostic
 from bridge_rules.gate import CompiledGate
-from bridge_rules.model import Filters, Suppression, TextRules
+from bridge_rules.model import DebugLogSetting, Filters, Suppression, TextRules
 from bridge_rules.model_bindings import Binding
 from bridge_rules.pins import Pin
 from bridge_rules.repair.rules import RepairSet
@@ -56,6 +59,21 @@ class CompiledRules:
     """``schemas:``: the target and operations tool schemas are converted with."""
     schemas_span: Span | None = None
     """``inbound.unmapped``: what happens to a call that maps to no registered tool."""
+    debug_log: DebugLogSetting | None = None
+    """``debug_log.env``: the variable that may name a debug log file."""
+
+    @functools.cached_property
+    def digest(self) -> str:
+        """The rules hash: SHA-256 over each file's bytes in load order and the pins they
+        use, so an operator can tell which rules a process runs (``serve``'s start line,
+        ``/readyz``) and whether a reload changed them. Computed once, on first use."""
+        h = hashlib.sha256()
+        for sourced in self.files:
+            h.update(sourced.doc.digest.encode() + b"\0")
+        for pin in (self.pin, self.local_pin):
+            if pin is not None:
+                h.update(pin.spec.encode() + b"\0" + jsonio.dumps(pin.tools) + b"\0")
+        return h.hexdigest()
 
     @property
     def name(self) -> str:

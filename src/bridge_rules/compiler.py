@@ -39,11 +39,12 @@ from bridge_rules.model import (
     Suppression,
     WireNames,
 )
+from bridge_rules.model import PrefixStrip as PrefixStripModel
 from bridge_rules.names import Resolver
 from bridge_rules.patterns import Pattern, PatternError, compile_pattern
 from bridge_rules.pins import Pin, PinError, load_pin
 from bridge_rules.repair.rules import RepairSet, compile_repair_section
-from bridge_rules.runtime import Converter, HistoryPlan, Runtime
+from bridge_rules.runtime import Adapters, Converter, HistoryPlan, Runtime
 from bridge_rules.schemas import DEFAULT_TARGET, Profile, profile
 from bridge_rules.source import DocPath, Span
 from bridge_rules.stages import (
@@ -262,6 +263,7 @@ class _Compiler:
         self, common: dict[str, Any], draft: _StageDraft, model: CanonicalStage, pin: Pin | None
     ) -> TableStage:
         entries: dict[str, tuple[str, Span]] = {}
+        declared: dict[str, str] = {}
         if model.from_pin:
             if pin is None and not self.pin_failed:
                 self.diags.append(
@@ -274,10 +276,15 @@ class _Compiler:
                 )
             elif pin is not None:
                 pin_span = self.pin_span or draft.span
-                entries.update({n: (n, pin_span) for n in pin.tools})
+                names = pin.canonical_names(model.include_declared)
+                entries.update({n: (n, pin_span) for n in names})
+                if not model.include_declared:
+                    declared = dict.fromkeys(sorted(pin.declared_only), pin.spec)
         where = draft.span
         entries.update({n: (n, draft.entry_spans.get(n, where)) for n in model.names})
-        return TableStage(**common, case=model.case, reverse=model.reverse, entries=entries).build()
+        stage = TableStage(**common, case=model.case, reverse=model.reverse, entries=entries)
+        stage.declared_only = {n: p for n, p in declared.items() if n not in entries}
+        return stage.build()
 
     def aliases(self, common: dict[str, Any], draft: _StageDraft, model: AliasStage) -> TableStage:
         spans, where = draft.entry_spans, draft.span  # `span` is a lookup: once, not per entry
@@ -335,16 +342,24 @@ class _Compiler:
             for i, s in enumerate(model.suffixes())
         ]
 
+    def prefix_strip(self, model: PrefixStripModel, span: Span) -> PrefixStrip | None:
+        """The compiled strip; None for a pattern that does not compile (reported)."""
+        if model.pattern is None:
+            return PrefixStrip(model.prefix or "", model.case, span)
+        pattern = self.pattern(model.pattern, span)
+        return None if pattern is None else PrefixStrip("", model.case, span, pattern)
+
     def gateway(self, inbound: Sourced | None, stages: list[CompiledStage]) -> Gateway:
         if inbound is None:
             return Gateway()
         model: Inbound = inbound.value
         file = _last_file_setting(self.files, "inbound", "strip_prefixes") or inbound.file
         smap = file.doc.source_map
-        prefixes = tuple(
-            PrefixStrip(s.prefix, s.case, smap.key_span(("inbound", "strip_prefixes", i)))
+        compiled = (
+            self.prefix_strip(s, smap.key_span(("inbound", "strip_prefixes", i)))
             for i, s in enumerate(model.prefixes())
         )
+        prefixes = tuple(strip for strip in compiled if strip is not None)
         doubled: dict[str, Span] = {}
         if model.collapse_doubled_prefixes:
             for stage in stages:
@@ -352,7 +367,8 @@ class _Compiler:
                 if isinstance(value, str) and value:
                     doubled.setdefault(value, stage.span)
             for strip in prefixes:
-                doubled.setdefault(strip.prefix, strip.span)
+                if strip.pattern is None:
+                    doubled.setdefault(strip.prefix, strip.span)
         setting = _last_file_setting(self.files, "inbound", "match_registered") or inbound.file
         return Gateway(
             prefixes=prefixes,
@@ -429,6 +445,7 @@ class _Compiler:
         inbound = _layer_section(self.files, "inbound")
         text = _layer_section(self.files, "text")
         filters = _layer_section(self.files, "filters")
+        debug_log = _layer_section(self.files, "debug_log")
         adapters, problems = compile_adapters(
             (b.binding, b.span, b.file.doc.source_map, b.index) for b in bindings.values()
         )
@@ -438,6 +455,7 @@ class _Compiler:
         )
         self.diags.extend(problems)
         schema_profile, schema_span = self.schemas()
+        gateway = self.gateway(inbound, stages)  # before `diagnostics` is taken: it reports
         repairs = compile_repair_section(
             (f.rules.repair or [], f.doc.source_map) for f in self.files
         )
@@ -458,11 +476,12 @@ class _Compiler:
             diagnostics=tuple(self.diags),
             adapters=adapters,
             repairs=repairs,
-            gateway=self.gateway(inbound, stages),
+            gateway=gateway,
             unmapped=inbound.value.unmapped if inbound else Inbound().unmapped,
             wire_names=self.wire_names(),
             schemas=schema_profile,
             schemas_span=schema_span,
+            debug_log=debug_log.value if debug_log else None,
         )
         return build_runtime(rules, plan)
 
@@ -487,12 +506,13 @@ def build_runtime(rules: CompiledRules, plan: Any) -> Runtime:
         adapter = effective.get(local)
         convert = adapter.to_wire if adapter is not None and adapter.history else None
         history[local] = (resolver.outbound(local).wire, _scrubbed(rules.repairs, local, convert))
+    folded = any(s.kind == "bindings" and s.case == "insensitive" for s in rules.stages)
     return Runtime(
         rules=rules,
         resolver=resolver,
         gate=rules.gate,
         plan=plan,
-        adapters=effective,
+        adapters=Adapters(effective, folded),
         repairs=rules.repairs,
         history=history,
     )

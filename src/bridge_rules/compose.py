@@ -16,13 +16,20 @@ Composition is documented in ``docs/rule-format.md``:
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 
 from bridge_rules.diagnostics import Diagnostic, did_you_mean, error
 from bridge_rules.loader import Document, read_file, rule_files_in
 from bridge_rules.model import RuleFile
-from bridge_rules.outside import ALLOW_OUTSIDE_ENV, allow_outside_default
+from bridge_rules.outside import (
+    ALLOW_OUTSIDE_ENV,
+    allow_outside_default,
+    leaves,
+    project_root,
+)
 from bridge_rules.resources import display_root, profile_names, profile_path, rules_dir
 from bridge_rules.source import Span, escape
 from bridge_rules.validate import validate_document
@@ -42,6 +49,22 @@ class RuleSource:
 
     files: list[SourcedFile] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    entered: dict[str, tuple[str, Span]] = field(default_factory=dict)
+    """Each packaged file a user's file reached through ``extends``, as shown in spans: the
+    profile it named and where (that ``extends`` entry), so that a finding inside the
+    package can be placed where the user can act (:func:`placed`)."""
+
+
+def placed(diag: Diagnostic, entered: dict[str, tuple[str, Span]]) -> Diagnostic:
+    """A finding in a packaged file the user reached through ``extends``, moved onto that
+    ``extends`` line with the profile and its own place in the message; others as they are.
+    A user cannot edit a file inside the installed package, only what they wrote."""
+    via = entered.get(diag.span.file)
+    if via is None:
+        return diag
+    profile, span = via
+    where = f"in profile '{profile}' ({diag.span})"
+    return replace(diag, message=f"{where}: {diag.message}", span=span)
 
 
 def _looks_like_path(ref: str) -> bool:
@@ -75,23 +98,31 @@ def _outside(path: Path, base: Path) -> bool:
     return False
 
 
-def _display(path: Path) -> str:
+@lru_cache(maxsize=1)
+def _shipped() -> tuple[str, Path]:
+    """The shipped rules directory (resolved, with a trailing separator) and what shipped
+    files are shown relative to: computed once, as a directory of 10,000 files asks
+    for every one."""
+    return os.path.join(os.path.realpath(rules_dir()), ""), display_root()
+
+
+def _display(path: Path, resolved: str | None = None) -> str:
     """A path as diagnostics and traces show it: a shipped rule file relative to the package
     (or checkout), any other relative to the current directory when under it, else as given."""
-    resolved = path.resolve()
-    shipped = resolved.is_relative_to(rules_dir().resolve())
-    try:
-        return str(resolved.relative_to(display_root() if shipped else Path.cwd()))
-    except ValueError:
-        return str(path)
+    real = resolved if resolved is not None else os.path.realpath(path)
+    shipped, shown_from = _shipped()
+    base = str(shown_from) if real.startswith(shipped) else os.getcwd()
+    prefix = os.path.join(base, "")
+    return real[len(prefix) :] if real.startswith(prefix) else str(path)
 
 
 class _Loader:
     def __init__(self, allow_outside: bool) -> None:
         self.allow_outside = allow_outside
         self.out = RuleSource()
-        self._done: set[Path] = set()
-        self._active: dict[Path, None] = {}  # the extends chain being read, in order
+        self._done: set[str] = set()  # real paths
+        self._active: dict[str, None] = {}  # the extends chain being read, in order
+        self._via: tuple[str, Span] | None = None  # the user's `extends` of a profile
 
     def add_ref(self, ref: str, base: Path | None, span: Span | None) -> None:
         try:
@@ -101,13 +132,21 @@ class _Loader:
 
     def add_path(self, path: Path, span: Span | None = None) -> None:
         try:
-            if not path.exists():
+            if not os.path.lexists(path):
                 where = span or Span(str(path))
                 self.out.diagnostics.append(error("BR001", "no such rule file", where))
+                return
+            if span is None and self._escapes(path, None):
                 return
             self._add_path(path, span)
         except (OSError, RuntimeError) as exc:
             self._unusable(str(path), span, exc)
+
+    def _add_listed(self, path: Path) -> None:
+        try:
+            self._add_path(path)
+        except (OSError, RuntimeError) as exc:
+            self._unusable(str(path), None, exc)
 
     def _unusable(self, ref: str, span: Span | None, exc: Exception) -> None:
         reason = getattr(exc, "strerror", None) or str(exc)
@@ -116,17 +155,21 @@ class _Loader:
 
     def _add_ref(self, ref: str, base: Path | None, span: Span | None) -> None:
         candidate, profile = _candidate(ref, base)
-        guarded = base is not None and not profile and not self.allow_outside
-        if guarded and base is not None and _outside(candidate, base):
-            self.out.diagnostics.append(
-                error(
-                    "BR015",
+        if not profile and not self.allow_outside:
+            if base is not None and _outside(candidate, base):
+                self._refuse(
                     f"'extends: {escape(ref)}' leaves the directory of the file that names it",
                     span or Span(ref),
-                    hint="move the file under it, or allow it with --allow-outside "
-                    f"or {ALLOW_OUTSIDE_ENV}=1",
                 )
-            )
+                return
+            if base is None and self._escapes(candidate, span):
+                return
+        if self._users_profile(profile, base, span) and span is not None:
+            self._via = (ref, span)
+            try:
+                self._add_path(candidate, span)
+            finally:
+                self._via = None
             return
         path = candidate if candidate.exists() else None
         if path is None:
@@ -142,6 +185,35 @@ class _Loader:
             return
         self._add_path(path, span)
 
+    def _users_profile(self, profile: bool, base: Path | None, span: Span | None) -> bool:
+        """Whether a user's own file (not a packaged one) names a profile in ``extends``."""
+        if not profile or base is None or span is None or self._via is not None:
+            return False
+        return not os.path.realpath(base).startswith(_shipped()[0])
+
+    def _refuse(self, message: str, span: Span) -> None:
+        self.out.diagnostics.append(
+            error(
+                "BR015",
+                message,
+                span,
+                hint="move the file under it, or allow it with --allow-outside "
+                f"or {ALLOW_OUTSIDE_ENV}=1",
+            )
+        )
+
+    def _escapes(self, path: Path, span: Span | None, root: Path | None = None) -> bool:
+        """Refuse (BR015) a file named directly or listed in a directory when a symlink
+        takes it out of its project, so no value or key of an outside file is ever shown."""
+        if self.allow_outside or not os.path.islink(path):
+            return False
+        boundary = root if root is not None else project_root(path.parent)
+        if not leaves(path, boundary):
+            return False
+        shown = escape(str(path))
+        self._refuse(f"'{shown}' is a symlink that leads out of the project", span or Span(shown))
+        return True
+
     def _add_path(self, path: Path, span: Span | None = None) -> None:
         if path.is_dir():
             files = rule_files_in(path)
@@ -150,18 +222,24 @@ class _Loader:
                 self.out.diagnostics.append(
                     error("BR001", "directory holds no *.yaml rule files", where)
                 )
+            root = project_root(path)
             for file in files:
-                self.add_path(file)
+                if not self._escapes(file, None, root):
+                    self._add_listed(file)
             return
-        key = path.resolve()
-        if key in self._active:
-            chain = " -> ".join(_display(p) for p in [*self._active, key])
-            where = span or Span(_display(path))
-            self.out.diagnostics.append(error("BR009", f"'extends' cycle: {chain}", where))
+        real = os.path.realpath(path)
+        shown = _display(path, real)
+        if real in self._active:
+            chain = " -> ".join(_display(Path(p), p) for p in [*self._active, real])
+            self.out.diagnostics.append(
+                error("BR009", f"'extends' cycle: {chain}", span or Span(shown))
+            )
             return
-        if key in self._done:
+        if real in self._done:
             return
-        doc, diags = read_file(path, _display(path))
+        if self._via is not None:
+            self.out.entered.setdefault(shown, self._via)
+        doc, diags = read_file(path, shown)
         if span is not None:
             # Name the file where the `extends` that reached it was written.
             diags = [_at_extends(d, span) if d.span.line == 0 else d for d in diags]
@@ -172,7 +250,7 @@ class _Loader:
         self.out.diagnostics.extend(diags)
         if rules is None:
             return
-        self._active[key] = None
+        self._active[real] = None
         extends = rules.extends_list()
         for index, ref in enumerate(extends):
             loc: tuple[str | int, ...] = (
@@ -180,7 +258,7 @@ class _Loader:
             )
             self.add_ref(ref, path, doc.source_map.value_span(loc))
         self._active.popitem()
-        self._done.add(key)
+        self._done.add(real)
         self.out.files.append(SourcedFile(rules, doc))
 
 

@@ -43,6 +43,9 @@ class DriftReport:
     old: Pin
     new: Pin
     changes: list[Change] = field(default_factory=list)
+    checked_rules: bool = False
+    """Whether the changes were checked against rules (``drift --rules``): only then does the
+    text say how many touch them."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -61,8 +64,9 @@ class DriftReport:
         for change in self.changes:
             lines.append(f"  {change.kind:<15} {change.detail}")
             lines.extend(f"      touches {what} [{span}]" for what, span in change.touches)
-        touched = sum(1 for c in self.changes if c.touches)
-        lines.append(f"{touched} of them touch the given rules")
+        if self.checked_rules:
+            touched = sum(1 for c in self.changes if c.touches)
+            lines.append(f"{touched} of them touch the given rules")
         return "\n".join(lines) + "\n"
 
 
@@ -100,7 +104,21 @@ def compare(old: Pin, new: Pin) -> DriftReport:
             report.changes.append(Change("tool-added", name, f"{name} added"))
     for before, after in matched.items():
         report.changes.extend(_field_changes(after, old.tools[before], new.tools[after]))
+    if old.declared_only and new.declared_only:  # both pins know what their binary sends
+        report.changes.extend(_sent_changes(matched, old, new))
     return report
+
+
+def _sent_changes(matched: dict[str, str], old: Pin, new: Pin) -> Iterator[Change]:
+    """Tools the binary sent in one version and only the type declarations list in the other:
+    a ``from_pin`` canonical stage gains or loses them."""
+    for before, after in matched.items():
+        was, now = before in old.declared_only, after in new.declared_only
+        if was and not now:
+            yield Change("tool-sent", after, f"{after} sent by {new.version}, not only declared")
+        elif now and not was:
+            detail = f"{after} only declared in {new.version}: no capture saw it sent"
+            yield Change("tool-declared", after, detail)
 
 
 def _mentions(value: Any, name: str) -> bool:
@@ -174,4 +192,5 @@ def drift(
         )
         annotated.append(Change(change.kind, change.tool, change.detail, change.field, tuple(hits)))
     report.changes = annotated
+    report.checked_rules = True
     return report

@@ -7,7 +7,9 @@ boundary and nothing else. No module below this one imports it.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
+import os
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bridge_rules import calls
@@ -17,13 +19,22 @@ from bridge_rules.diagnostics import Diagnostic
 from bridge_rules.explain import NO_ARGS, Explanation, explain_tool
 from bridge_rules.gate import GateDecision
 from bridge_rules.names import Collision, Resolver
-from bridge_rules.ruleset import RuleRef, load_analysis
+from bridge_rules.ruleset import (
+    BindingSource,
+    RuleRef,
+    binding_file,
+    binding_files_in,
+    binding_source,
+    load_analysis,
+    with_bindings,
+)
 from bridge_rules.runtime import Runtime
+from bridge_rules.schemas.book import Shapes
 from bridge_rules.sealing import Sealer
 
 if TYPE_CHECKING:
     from bridge_rules.transform import OutboundBytes, OutboundResult
-    from bridge_rules.transform.results import PipelineSeals
+    from bridge_rules.transform.results import CallSeals
     from bridge_rules.transform.turn import Turn
     from bridge_rules.transform.unmapped import InboundReport
 
@@ -85,7 +96,9 @@ class Engine:
         """Warnings found while loading (errors raise :class:`~bridge_rules.RulesError`)."""
         from bridge_rules.transform.results import seals
 
-        self._seals: PipelineSeals | None = seals(runtime)
+        self._seals: CallSeals | None = seals(runtime)
+        self._files = runtime.rules.files
+        self._added: Mapping[str, BindingSource] = {}
 
     def with_seal_key(self, key: bytes | str | Sealer | None) -> Engine:
         """These rules with the deployment's key for sealed ``tool_use`` ids
@@ -94,6 +107,51 @@ class Engine:
         Without a key, repairs that would need one (a stripped bash pipeline) are not made."""
         runtime = self.runtime.with_sealer(_sealer(key))
         return self if runtime is self.runtime else Engine(runtime, self.diagnostics, env=self.env)
+
+    def with_bindings(
+        self,
+        bindings: Sequence[Mapping[str, Any]] | os.PathLike[str],
+        *,
+        origin: str = "runtime",
+    ) -> Engine:
+        """These rules with bindings added while the program runs (docs/bindings.md,
+        "Bindings at run time"); this engine is unchanged, the new one serves the next request.
+
+        ``bindings``: a list of bindings as a rule file's ``bindings:`` holds them, added under
+        ``origin`` (adding under an origin again replaces what it added before; an empty list
+        removes it); or the path of a YAML file of bindings (its origin is the path), or of a
+        directory of them (one origin per file; reading a directory again replaces every
+        file it gave). They are checked as a rule file is, with the same diagnostics (a
+        :class:`~bridge_rules.RulesError` on an error), come after every rule file, replacing a
+        file's binding of the same local tool, and ``explain`` shows where each came from.
+        Which order bindings arrive in never changes the result.
+        """
+        added = dict(self._added)
+        if isinstance(bindings, os.PathLike):
+            path = Path(bindings)
+            if path.is_dir():
+                where = str(path)
+                added = {k: v for k, v in added.items() if v.directory != where}
+                added.update((s.origin, s) for s in binding_files_in(path))
+            else:
+                source = binding_file(path)
+                added[source.origin] = source
+        elif bindings:
+            added[origin] = binding_source(origin, bindings)
+        else:
+            added.pop(origin, None)
+        analysis = with_bindings(self._files, added, self.rules.name)
+        assert analysis.runtime is not None
+        engine = Engine(
+            analysis.runtime.with_sealer(self.runtime.sealer), analysis.diagnostics, env=self.env
+        )
+        engine._files, engine._added = self._files, added
+        return engine
+
+    @property
+    def binding_origins(self) -> list[str]:
+        """The origins of the bindings added at run time, in the order they are applied."""
+        return sorted(self._added)
 
     def _env(self, env: Mapping[str, str] | None) -> Mapping[str, str] | None:
         return self.env if env is None else env
@@ -138,21 +196,32 @@ class Engine:
         return list(self.runtime.resolver.reverse_map(_names(registered)).collisions)
 
     # ----------------------------------------------------------- calls
-    def outbound_call(self, name: str, arguments: Any) -> ToolCall:
-        """A local call in wire shape (name and arguments), as history replay sends it."""
-        return calls.outbound_call(self.runtime, _name(name), arguments)
+    def outbound_call(self, name: str, arguments: Any, shapes: Shapes | None = None) -> ToolCall:
+        """A local call in wire shape (name and arguments), as history replay sends it;
+        ``shapes``: the request's schema conversions (``OutboundResult.shapes``)."""
+        return calls.outbound_call(self.runtime, _name(name), arguments, shapes)
 
     def inbound_call(
-        self, name: str, arguments: Any, registered: Iterable[str] | None = None
+        self,
+        name: str,
+        arguments: Any,
+        registered: Iterable[str] | None = None,
+        shapes: Shapes | None = None,
     ) -> ToolCall:
-        """A model's call in local shape: name mapped back, arguments adapted and repaired."""
-        return calls.inbound_call(self.runtime, _name(name), arguments, _names(registered))
+        """A model's call in local shape: name mapped back, arguments restored through the
+        request's schema conversions (``shapes``), adapted and repaired."""
+        return calls.inbound_call(self.runtime, _name(name), arguments, _names(registered), shapes)
 
     def wire_schema(self, local_name: str, local_schema: Any) -> Any:
         return calls.wire_schema(self.runtime, _name(local_name), local_schema)
 
-    def adapts_arguments(self, wire_name: str, registered: Iterable[str] | None = None) -> bool:
-        return calls.adapts_arguments(self.runtime, _name(wire_name), _names(registered))
+    def adapts_arguments(
+        self,
+        wire_name: str,
+        registered: Iterable[str] | None = None,
+        shapes: Shapes | None = None,
+    ) -> bool:
+        return calls.adapts_arguments(self.runtime, _name(wire_name), _names(registered), shapes)
 
     # -------------------------------------------------------- payloads
     def outbound(
@@ -224,10 +293,12 @@ class Engine:
         message: Any,
         registered: Iterable[str] | None = None,
         report: InboundReport | None = None,
+        shapes: Shapes | None = None,
     ) -> Any:
         """A non-streaming response message with tool calls in local shape (a new dict).
 
-        ``registered``: the request's local tool names (``OutboundResult.registered``);
+        ``registered`` and ``shapes``: the request's local tool names and schema
+        conversions (``OutboundResult.registered``, ``.shapes``; :meth:`turn` passes both);
         None means every local name the rules know. ``report`` (an
         :class:`~bridge_rules.transform.unmapped.InboundReport`) receives the names mapped
         back (``renamed``, wire -> local; ``renamed_calls``) and the calls that map to no
@@ -236,13 +307,16 @@ class Engine:
         """
         from bridge_rules.transform import rewrite_message
 
-        return rewrite_message(self.runtime, message, _names(registered), self._seals, report)
+        return rewrite_message(
+            self.runtime, message, _names(registered), self._seals, report, shapes=shapes
+        )
 
     def inbound_stream(
         self,
         chunks: Iterable[bytes],
         registered: Iterable[str] | None = None,
         report: InboundReport | None = None,
+        shapes: Shapes | None = None,
     ) -> Iterator[bytes]:
         """An SSE response stream rewritten chunk by chunk; any chunking works.
 
@@ -251,18 +325,23 @@ class Engine:
         """
         from bridge_rules.transform import rewrite_stream
 
-        return rewrite_stream(self.runtime, chunks, _names(registered), self._seals, report)
+        return rewrite_stream(
+            self.runtime, chunks, _names(registered), self._seals, report, shapes=shapes
+        )
 
     def inbound_stream_async(
         self,
         chunks: AsyncIterable[bytes],
         registered: Iterable[str] | None = None,
         report: InboundReport | None = None,
+        shapes: Shapes | None = None,
     ) -> AsyncIterator[bytes]:
         """:meth:`inbound_stream` over an async iterable (an ASGI/httpx body)."""
         from bridge_rules.transform import rewrite_stream_async
 
-        return rewrite_stream_async(self.runtime, chunks, _names(registered), self._seals, report)
+        return rewrite_stream_async(
+            self.runtime, chunks, _names(registered), self._seals, report, shapes=shapes
+        )
 
     # --------------------------------------------------------- explain
     def explain(

@@ -166,6 +166,7 @@ def explain_tool(
         rt.repairs.steps.get(name, ()),
         args if traced else None,
         traced,
+        rt.descriptions.get(name),
     )
     return Explanation(
         sections={"arguments": section},

@@ -79,6 +79,11 @@ class CanonicalStage(_Stage):
 
     kind: Literal["canonical"]
     from_pin: bool = Field(False, description="Take the names from the pinned Claude Code version.")
+    include_declared: bool = Field(
+        False,
+        description="With `from_pin`: also take the names only the pin's type declarations "
+        "list (tools no runtime capture of that version saw the binary send).",
+    )
     names: list[str] = Field(default_factory=list, description="Explicit canonical names.")
     case: Case = "exact"
     reverse: ReverseScope = "registered"
@@ -170,8 +175,19 @@ class SuffixStrip(Strict):
 
 
 class PrefixStrip(Strict):
-    prefix: str
-    case: Case = "exact"
+    prefix: str | None = Field(None, description="The literal prefix to strip.")
+    pattern: str | None = Field(
+        None,
+        description="Instead of `prefix`: a regular expression (RE2) matched at the start of "
+        "the name; what it matches is stripped (`mcp__[^_]+__`: any one MCP server prefix).",
+    )
+    case: Case = Field("exact", description="How `prefix` is compared; a `pattern` says its own.")
+
+    @model_validator(mode="after")
+    def _one_of(self) -> PrefixStrip:
+        if (self.prefix is None) == (self.pattern is None):
+            raise ValueError("a prefix strip needs exactly one of `prefix` and `pattern`")
+        return self
 
 
 class Inbound(Strict):
@@ -300,6 +316,17 @@ class Filters(Strict):
     )
 
 
+# --------------------------------------------------------------- debug log
+class DebugLogSetting(Strict):
+    """Where the environment names a debug log, as a peer's own variable does."""
+
+    env: str = Field(
+        description="Variable whose value, when set and not empty, is the file `serve` and "
+        "the compatibility API append the debug log to (the same log as `--debug-log FILE`: "
+        "owner-only, credentials redacted, prompt text omitted)."
+    )
+
+
 class Suppression(Strict):
     code: str
     reason: str
@@ -339,6 +366,7 @@ class RuleFile(Strict):
     )
     text: TextRules | None = None
     filters: Filters | None = None
+    debug_log: DebugLogSetting | None = None
     suppress: list[Suppression] = Field(default_factory=list)
 
     def extends_list(self) -> list[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 from pydantic import (
@@ -22,6 +22,8 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+
+from bridge_rules.model_output import OUTPUT_MODELS, OutputOperation
 
 
 class _Strict(BaseModel):
@@ -248,7 +250,7 @@ else:
     Operation = operation_union(OP_MODELS.values())
 
 
-def _check_op_shapes(value: Any) -> Any:
+def _check_op_shapes(value: Any, known: Mapping[str, type[BaseModel]] = OP_MODELS) -> Any:
     """Say which operation was meant before the union reports a bare tag error."""
     if not isinstance(value, list):
         return value
@@ -262,11 +264,11 @@ def _check_op_shapes(value: Any) -> Any:
                 f"operation (got: {keys})"
             )
         key = str(next(iter(item)))
-        if key not in OP_MODELS:
-            match = difflib.get_close_matches(key, list(OP_MODELS), n=1, cutoff=0.6)
+        if key not in known:
+            match = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
             hint = f"; did you mean '{match[0]}'?" if match else ""
             raise ValueError(
-                f"unknown operation '{key}' at [{index}] (known: {', '.join(OP_MODELS)}){hint}"
+                f"unknown operation '{key}' at [{index}] (known: {', '.join(known)}){hint}"
             )
     return value
 
@@ -343,11 +345,29 @@ class Binding(_Strict):
         "law's exceptions; `explain` shows them).",
     )
     description: str | None = None
+    wire_description: str = Field(
+        "auto",
+        description="The tool description sent with the wire name: `local` (the agent's), "
+        "`pin` (the pinned wire tool's own), `auto` (`pin` when the schema is the wire's and "
+        "the pin has a description, else the agent's with renamed field names rewritten), or "
+        "any other text, sent as it is.",
+    )
+    output: list[OutputOperation] = Field(
+        default_factory=list,
+        description="Operations on the agent's tool result, in order, so it takes the shape "
+        "the sent description promises; applied only when that description is not the "
+        "agent's own.",
+    )
 
     @field_validator("input", "history", mode="before")
     @classmethod
     def _shapes(cls, value: Any) -> Any:
         return _check_op_shapes(value)
+
+    @field_validator("output", mode="before")
+    @classmethod
+    def _output_shapes(cls, value: Any) -> Any:
+        return _check_op_shapes(value, OUTPUT_MODELS)
 
 
 # ----------------------------------------------------------------- repair

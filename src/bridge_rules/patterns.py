@@ -75,7 +75,66 @@ def compile_pattern(pattern: str) -> Pattern:
             f"regular expression {pattern!r} needs backtracking, which RE2 does not do "
             f"({reason}); matching must stay linear in the input",
         ) from None
-    return compiled
+    return _Linear(compiled)
+
+
+_SURROGATES = range(0xD800, 0xE000)
+# Stand-ins for lone surrogates, one code point each (so match positions do not move): the
+# first block of private-use code points the text does not already hold.
+_STAND_INS = (0xF0000, 0x100000)
+
+
+class _Linear:
+    """A compiled RE2 pattern that also takes text holding lone surrogates.
+
+    RE2 matches UTF-8, which has no encoding for a lone surrogate (Python keeps one in a
+    str, and a JSON ``"\\ud800"`` escape gives one). Such text is matched with each surrogate
+    stood in for by a private-use code point, one for one, and changed back afterwards, so
+    ``.`` still matches it and ``sub`` gives back every surrogate it did not replace. Text
+    without one (all but hostile input) costs a ``try``.
+    """
+
+    __slots__ = ("_re", "groupindex", "groups", "pattern")
+
+    def __init__(self, compiled: Any) -> None:
+        self._re = compiled
+        self.pattern: str = compiled.pattern
+        self.groups: int = compiled.groups
+        self.groupindex: Any = compiled.groupindex
+
+    def search(self, text: str) -> Any:
+        try:
+            return self._re.search(text)
+        except UnicodeEncodeError:
+            swapped = _swap(text)
+            return self._re.search(swapped[0]) if swapped else None
+
+    def match(self, text: str) -> Any:
+        try:
+            return self._re.match(text)
+        except UnicodeEncodeError:
+            swapped = _swap(text)
+            return self._re.match(swapped[0]) if swapped else None
+
+    def sub(self, replace: str, text: str) -> str:
+        try:
+            return str(self._re.sub(replace, text))
+        except UnicodeEncodeError:
+            swapped = _swap(text)
+            if swapped is None:
+                return text
+            clean, back = swapped
+            return str(self._re.sub(replace, clean)).translate(back)
+
+
+def _swap(text: str) -> tuple[str, dict[int, int]] | None:
+    """``text`` with its lone surrogates stood in for, and the table that undoes it; None
+    when the text already holds both blocks of stand-ins (then no match is reported)."""
+    for base in _STAND_INS:
+        if not any(base <= ord(ch) < base + len(_SURROGATES) for ch in text):
+            there = {s: base + s - _SURROGATES.start for s in map(ord, text) if s in _SURROGATES}
+            return text.translate(there), {v: k for k, v in there.items()}
+    return None
 
 
 def check_replacement(compiled: Pattern, replace: str) -> None:

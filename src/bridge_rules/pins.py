@@ -46,6 +46,9 @@ class Pin:
     provenance: dict[str, Any] = field(default_factory=dict)
     path: Path | None = None
     origin: str = "packaged"
+    declared_only: frozenset[str] = frozenset()
+    """Tools only the agent's type declarations list: no runtime capture of this version
+    saw the binary send them (a gated or internal feature)."""
 
     @property
     def spec(self) -> str:
@@ -63,6 +66,13 @@ class Pin:
 
     def has_tool(self, name: str) -> bool:
         return name in self.tools
+
+    def canonical_names(self, include_declared: bool = False) -> list[str]:
+        """The names a canonical stage takes from this pin (``from_pin``), in pin order:
+        what the binary sends, and with ``include_declared`` the declared-only ones too."""
+        if include_declared:
+            return list(self.tools)
+        return [name for name in self.tools if name not in self.declared_only]
 
     def schema(self, name: str) -> dict[str, Any] | None:
         if name in self.tools:
@@ -257,6 +267,7 @@ def _read(path: Path, _mtime: int, _size: int, product: str, version: str, origi
         provenance=raw.get("provenance") or _legacy_provenance(raw),
         path=path,
         origin=origin,
+        declared_only=frozenset(raw.get("declared_only", ())),
     )
 
 
@@ -321,6 +332,12 @@ def check_document(raw: Any) -> list[str]:
     for name, entry in tools.items():
         if not isinstance(entry, dict):
             problems.append(f"tools.{name}: not an object")
+    declared = raw.get("declared_only", [])
+    if not isinstance(declared, list) or not all(isinstance(n, str) for n in declared):
+        problems.append("declared_only: not a list of tool names")
+    else:
+        unknown = [n for n in declared if n not in tools]
+        problems += [f"declared_only: '{n}' is not one of the tools" for n in unknown]
     return problems
 
 

@@ -14,11 +14,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from bridge_rules.bindings.adapter import Adapter
+from bridge_rules.bindings.describe import Description, plan_description
+from bridge_rules.bindings.output import OutputPlan
 from bridge_rules.compiled import CompiledRules
 from bridge_rules.gate import CompiledGate, GateDecision, decide
 from bridge_rules.msgcache import MessageCache
@@ -27,6 +29,37 @@ from bridge_rules.repair.rules import NOTE_KEY, RepairSet
 from bridge_rules.schemas.book import SchemaBook
 from bridge_rules.sealing import Sealer
 from bridge_rules.textplan import Plan
+
+
+class Adapters(Mapping[str, Adapter]):
+    """Binding adapters by local name; with a case-insensitive ``bindings`` stage, a local
+    name that differs only in case finds its binding's adapter too (pi in its OAuth mode
+    registers ``read`` as ``Read``, with pi's own schema). Both dicts are built at load."""
+
+    def __init__(self, exact: Mapping[str, Adapter], insensitive: bool = False) -> None:
+        self._exact = dict(exact)
+        self._folded = {k.casefold(): v for k, v in exact.items()} if insensitive else {}
+
+    def __getitem__(self, local: str) -> Adapter:
+        found = self._exact.get(local)
+        if found is None:
+            found = self._folded.get(local.casefold()) if self._folded else None
+        if found is None:
+            raise KeyError(local)
+        return found
+
+    def get(self, local: str, default: Any = None) -> Any:  # the hot path: one dict lookup
+        found = self._exact.get(local)
+        if found is None and self._folded:
+            found = self._folded.get(local.casefold())
+        return default if found is None else found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._exact)
+
+    def __len__(self) -> int:
+        return len(self._exact)
+
 
 Converter = Callable[[Any], Any]
 HistoryPlan = tuple[str, Converter | None]
@@ -70,6 +103,27 @@ class Runtime:
         """Local tools whose repairs strip a pipeline that the result must get applied."""
         return frozenset(k for k, keys in self.repairs.internal.items() if NOTE_KEY in keys)
 
+    @functools.cached_property
+    def descriptions(self) -> Mapping[str, Description]:
+        """What each bound tool's description goes out as, by local name (docs/bindings.md)."""
+        pin = self.rules.pin
+        return {
+            local: plan_description(
+                a.binding.wire_description, a.binding.schema_, a.wire, pin, a.rename_fields
+            )
+            for local, a in self.adapters.items()
+        }
+
+    @functools.cached_property
+    def outputs(self) -> Mapping[str, OutputPlan]:
+        """Output operations by local name, where the description sent promises a shape the
+        agent's results do not have (the wire tool's, or the rule's text); nowhere else."""
+        return {
+            local: a.output
+            for local, a in self.adapters.items()
+            if a.output is not None and self.descriptions[local].promises_output
+        }
+
     def with_sealer(self, sealer: Sealer | None) -> Runtime:
         """This rule set with another key (a new message cache: cached rewrites open ids)."""
         if sealer is self.sealer:
@@ -91,7 +145,9 @@ class Runtime:
         """Precomputed for every known name; any other name only changes its name."""
         plan = self.history.get(local)
         if plan is None:
-            plan = (self.resolver.outbound(local).wire, None)
+            adapter = self.adapters.get(local)  # a binding's local name in another case
+            convert = adapter.to_wire if adapter is not None and adapter.history else None
+            plan = (self.resolver.outbound(local).wire, convert)
         return plan
 
     def gate_decision(

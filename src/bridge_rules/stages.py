@@ -66,6 +66,9 @@ class TableStage(CompiledStage):
     folded: dict[str, tuple[str, str, Span]] = field(default_factory=dict)
     inverse: dict[str, tuple[str, Span]] = field(default_factory=dict)
     keeps_name: bool = False  # passthrough: the name goes out as written
+    declared_only: dict[str, str] = field(default_factory=dict)
+    """canonical ``from_pin``: names the pin's type declarations alone list -> the pin,
+    left out of ``entries`` (``include_declared`` off); only ``why_not`` reads it."""
 
     def build(self) -> TableStage:
         self.folded = {}
@@ -88,6 +91,12 @@ class TableStage(CompiledStage):
         return Hit(wire, rule, entry[1])
 
     def why_not(self, name: str) -> str:
+        pin = self.declared_only.get(name)
+        if pin is not None:
+            return (
+                f"'{name}' is only in {pin}'s type declarations: the binary never sends it, so it "
+                "is not canonical (`include_declared: true` takes it)"
+            )
         what = {"canonical": "canonical name", "bindings": "binding"}.get(self.kind, "entry")
         if self.case == "exact":
             near = self.folded.get(name.lower())
@@ -171,13 +180,26 @@ class NameGuard:
 
 @dataclass(frozen=True)
 class PrefixStrip:
-    """An inbound prefix strip (``inbound.strip_prefixes``) with where it was written."""
+    """An inbound prefix strip (``inbound.strip_prefixes``) with where it was written.
+
+    A ``pattern`` strip (``prefix`` is then empty) removes what the pattern matches at the
+    start of the name, such as ``mcp__[^_]+__`` for any one MCP server's prefix."""
 
     prefix: str
     case: Case
     span: Span
+    pattern: Pattern | None = None
+
+    @property
+    def shown(self) -> str:
+        """How messages name it: the prefix, or the pattern."""
+        return self.prefix if self.pattern is None else self.pattern.pattern
 
     def strip(self, wire: str) -> str | None:
+        if self.pattern is not None:
+            found = self.pattern.match(wire)
+            end = found.end() if found else 0
+            return wire[end:] if 0 < end < len(wire) else None
         if len(wire) <= len(self.prefix):
             return None
         if self.case == "exact":
@@ -214,14 +236,17 @@ class Gateway:
         for strip in self.prefixes:
             rest = strip.strip(wire)
             if rest is not None:
-                out.append(
-                    (rest, f"stripped prefix {strip.prefix!r} ({strip.case} case)", strip.span)
+                what = (
+                    f"stripped prefix {strip.prefix!r} ({strip.case} case)"
+                    if strip.pattern is None
+                    else f"stripped pattern {strip.shown!r}"
                 )
+                out.append((rest, what, strip.span))
         return out
 
     def examples(self, wire: str, local: str) -> list[str]:
         """Mangled forms of ``wire`` these rules undo, for ``explain`` to trace."""
-        out = [strip.prefix + wire for strip in self.prefixes]
+        out = [strip.prefix + wire for strip in self.prefixes if strip.pattern is None]
         out += [prefix + wire for prefix, _span in self.doubled if wire.startswith(prefix)]
         if self.match_registered != "none":
             out.append(local)

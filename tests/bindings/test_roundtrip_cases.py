@@ -52,11 +52,27 @@ def test_an_agent_float_is_read_through_its_shortest_repr() -> None:
     assert type(ENG.outbound_call("bash", {"timeout": 1.001}).arguments["timeout"]) is int
 
 
-@pytest.mark.parametrize("value", [2**53 + 1, 0.30000000000000004, 5e-324, 10**25 + 1])
-def test_a_value_no_json_number_holds_exactly_is_left_as_sent(value: float) -> None:
+@pytest.mark.parametrize(
+    ("value", "nearest"),
+    [
+        (2**53 + 1, 9007199254740.993),
+        (0.30000000000000004, 0.00030000000000000003),
+        (10**25 + 1, 1e22),
+        (133247.61194143188, 133.24761194143187),
+    ],
+)
+def test_a_product_no_json_number_holds_exactly_is_the_nearest_double(
+    value: float, nearest: float
+) -> None:
+    """A unit left unconverted (a timeout 1000 times too long) is worse than a last digit."""
     local, _ = trip("Bash", {"command": "x", "timeout": value})
-    assert local["timeout"] == value
-    assert type(local["timeout"]) is type(value)
+    assert local["timeout"] == nearest
+    assert type(local["timeout"]) is float
+
+
+def test_a_product_that_would_round_to_zero_is_left_as_sent() -> None:
+    local, _ = trip("Bash", {"command": "x", "timeout": 5e-324})
+    assert local["timeout"] == 5e-324
 
 
 @pytest.mark.parametrize("value", ["10", True, None, [1], float("inf")])
@@ -165,6 +181,7 @@ UNDECLARED = """
 bindings:
   - local: bash
     wire: Bash
+    schema: canonical
     input:
       - drop: [description]
 """

@@ -142,7 +142,7 @@ def test_lint_discovery_reads_pyproject_and_says_when_nothing_is_found(
 ) -> None:
     code, _, err = run(capsys, "lint")
     assert code == 2
-    assert "no rule files found here" in err
+    assert "no rule files found in this project" in err
     (tmp_path / "bridge").mkdir()
     (tmp_path / "bridge" / "a.yaml").write_text(COLLIDE_A, encoding="utf-8")
     (tmp_path / "bridge" / "b.yaml").write_text(COLLIDE_B, encoding="utf-8")
@@ -229,3 +229,25 @@ def test_select_and_ignore_each_say_what_they_do(capsys: pytest.CaptureFixture[s
     flat = " ".join(out.split())
     assert "--select CODE,... Report only findings whose code" in flat
     assert "--ignore CODE,... Drop findings whose code" in flat
+
+
+def test_bare_lint_walks_up_to_the_project_and_skips_yaml_that_is_not_rules(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "rules" / "ci").mkdir(parents=True)
+    (tmp_path / "rules" / "mine.yaml").write_text("# my rules\n---\n" + BAD_NAME, encoding="utf-8")
+    (tmp_path / "rules" / "ci" / "workflow.yaml").write_text("on: push\njobs: {}\n", "utf-8")
+    (tmp_path / "src" / "deep").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "src" / "deep")
+    code, out, err = run(capsys, "lint")
+    assert code == 1
+    assert out.startswith("../../rules/mine.yaml:7:13: error[BR301]")
+    assert "workflow" not in out + err
+    code, _, err = run(capsys, "lint", "-v")
+    assert code == 1
+    assert err == (
+        "bridge-rules: found 1 rule files (conventional paths):\n  ../../rules/mine.yaml\n"
+        "bridge-rules: skipped, not starting with 'bridge-rules:':\n"
+        "  ../../rules/ci/workflow.yaml\n"
+    )

@@ -264,8 +264,8 @@ FLOWS = [
     ("grep", "grep"),
     ("Task", "Task"),
     ("todowrite", "todowrite"),
-    ("find", "mcp__flows__find"),
-    ("ls", "mcp__flows__ls"),
+    ("find", "find"),  # core since the PR's fix 10 (tests/profiles/test_pi_flows.py)
+    ("ls", "ls"),
     ("finish", "mcp__flows__finish"),
     ("ask_user", "mcp__flows__ask_user"),
     ("mcp__s__x", "mcp__s__x"),

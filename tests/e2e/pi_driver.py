@@ -40,7 +40,19 @@ class PiRun:
     project: Path
 
 
-def run_pi(pi: Path, scratch: Path, base_url: str, prompt: str, *extra: str) -> PiRun:
+OAUTH_KEY = "sk-ant-oat01-dummy-not-a-real-token"
+"""A key of this shape puts pi-ai in its OAuth ("subscription") mode: Claude Code's tool
+names with pi's own schemas, a bearer token, Claude Code's headers."""
+
+
+def run_pi(
+    pi: Path,
+    scratch: Path,
+    base_url: str,
+    prompt: str,
+    *extra: str,
+    api_key: str = "dummy-not-a-real-key",
+) -> PiRun:
     agent, home, project = scratch / "agent", scratch / "home", scratch / "project"
     for d in (agent, home, project):
         d.mkdir(parents=True, exist_ok=True)
@@ -50,7 +62,7 @@ def run_pi(pi: Path, scratch: Path, base_url: str, prompt: str, *extra: str) -> 
             "fakeanthropic": {
                 "baseUrl": base_url,
                 "api": "anthropic-messages",
-                "apiKey": "dummy-not-a-real-key",
+                "apiKey": api_key,
                 "models": [
                     {"id": "claude-sonnet-4-5", "contextWindow": 200000, "maxTokens": 64000}
                 ],

@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 import uvicorn
 
+from bridge_rules.proxy.config import ProxyConfig
+from bridge_rules.proxy.guard import limit
 from bridge_rules.proxy.obs import ACCESS_LOGGER
 from bridge_rules.proxy.server import UVICORN_OPTIONS
 
@@ -52,12 +54,17 @@ class _Server(uvicorn.Server):
 
 
 @contextmanager
-def running_app(app: Any, thread_name: str | None = None) -> Iterator[str]:
+def running_app(
+    app: Any, thread_name: str | None = None, config: ProxyConfig | None = None
+) -> Iterator[str]:
+    """``app`` served on a free loopback port, with the connection limits of ``config``
+    (header deadline, connection budget) when given, else the defaults."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    server = _Server(uvicorn.Config(app, **UVICORN_OPTIONS))
+    uv_config = uvicorn.Config(app, **UVICORN_OPTIONS)
+    server = _Server(limit(uv_config, config) if config is not None else uv_config)
     thread = threading.Thread(
         target=server.run, kwargs={"sockets": [sock]}, daemon=True, name=thread_name
     )

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from fake_upstream import FakeUpstream, tool_results
-from pi_driver import HELLO, PiInstallError, install_pi, run_pi
+from pi_driver import HELLO, run_pi
 from servers import running_app
 
 import bridge_rules
@@ -64,14 +64,6 @@ SCENARIOS: list[Scenario] = [
         {"name": "mcp__pi__ls", "input": {"path": "."}},
     ),
 ]
-
-
-@pytest.fixture(scope="session")
-def pi(npm_cache: Path) -> Path:
-    try:
-        return install_pi(npm_cache)
-    except PiInstallError as exc:
-        pytest.fail(str(exc))
 
 
 def replayed_calls(payload: dict[str, Any]) -> list[dict[str, Any]]:

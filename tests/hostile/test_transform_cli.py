@@ -28,8 +28,10 @@ VALID: list[tuple[str, bytes]] = [
     ("string", b'"hi"'),
     ("null", b"null"),
     ("unknown-keys", b'{"x-y": {"z": [' + BIG.encode() + b"]}, \"messages\": 7}"),
+    # Beside the timeout, which the rules convert (ms <-> s), in a field no rule touches.
     ("tool-use-big", b'{"role": "assistant", "content": [{"type": "tool_use", "id": "t", '
-     b'"name": "Bash", "input": {"command": "ls", "timeout": ' + BIG.encode() + b"}}]}"),
+     b'"name": "Bash", "input": {"command": "ls", "timeout": 120000, "count": '
+     + BIG.encode() + b"}}]}"),
 ]  # fmt: skip
 INVALID: list[tuple[str, bytes, str]] = [
     ("empty", b"", "1:1"),

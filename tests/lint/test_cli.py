@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import jsonschema
@@ -187,3 +188,63 @@ def test_pre_commit_hook_runs_when_a_discovered_file_changes(tmp_path: Path) -> 
     assert found == {n for n in candidates if pattern.search(n)}
     assert found == set(candidates[:5])
     assert pattern.search("pyproject.toml")
+
+
+@pytest.mark.parametrize(
+    ("op", "line"),
+    [
+        (
+            "rename: {filepath: path}",
+            "rules.yaml:9:9: error[BR404] 'filepath' in 'rename filepath -> path' is not a field "
+            "of Read in claude-code@2.1.330; did you mean 'file_path'?",
+        ),
+        (
+            "rename: {file_path: pth}",
+            "rules.yaml:9:9: error[BR405] 'pth' in 'rename file_path -> pth' is not a field of "
+            "local 'read' in pi@0.73.1; did you mean 'path'?",
+        ),
+    ],
+)
+def test_a_misspelt_field_is_an_error_with_the_nearest_one(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, op: str, line: str
+) -> None:
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(
+        "bridge-rules: 1\npin: claude-code@2.1.330\nlocal_pin: pi@0.73.1\nbindings:\n"
+        f"  - local: read\n    wire: Read\n    schema: canonical\n    input:\n      - {op}\n",
+        encoding="utf-8",
+    )
+    code, out, _ = run(capsys, str(rules))
+    assert code == 1
+    assert line in out.replace(str(tmp_path) + "/", "")
+
+
+@pytest.mark.parametrize("fmt", ["text", "github", "sarif"])
+def test_a_finding_inside_a_profile_is_placed_on_the_users_extends_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, fmt: str
+) -> None:
+    rules = tmp_path / "mine.yaml"
+    rules.write_text(
+        "bridge-rules: 1\nextends: default\nnames:\n  - kind: aliases\n    id: mine\n"
+        "    map: {firecrawl_map: mcp__fc__map}\n",
+        encoding="utf-8",
+    )
+    code, out, _ = run(capsys, "--format", fmt, "--strict", str(rules))
+    assert code == 1
+    # The profile and its own line are named ...
+    pattern = r"in profile 'default' \(rules/default\.yaml:\d+:\d+\): entry 'firecrawl_map'"
+    assert re.search(pattern, out)
+    if fmt == "sarif":  # ... but every result is located in the user's file
+        results = json.loads(out)["runs"][0]["results"]
+        uris = [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results]
+        assert uris
+        assert all(uri.endswith("/mine.yaml") for uri in uris), uris
+        (placed,) = [r for r in results if r["ruleId"] == "BR303"]
+        assert placed["locations"][0]["physicalLocation"]["region"]["startLine"] == 2
+    else:
+        line = out.replace(str(tmp_path) + "/", "").splitlines()[0]
+        expected = {
+            "text": "mine.yaml:2:10: warning[BR303] in profile 'default' ",
+            "github": "::warning file=mine.yaml,line=2,col=10,title=BR303::in profile 'default' ",
+        }[fmt]
+        assert line.startswith(expected)

@@ -64,3 +64,15 @@ def test_cli(capsys: pytest.CaptureFixture[str]) -> None:
     assert {c["detail"] for c in doc["changes"]} >= {"ReportFindings.findings[].severity added"}
     assert main(["drift", "--from", "claude-code@1.0.0", "--to", "claude-code@2.1.330"]) == 2
     assert main(["drift", "--from", "pi@0.73.1", "--to", "claude-code@2.1.330"]) == 2
+
+
+def test_only_drift_with_rules_says_how_many_changes_touch_them(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["drift", "--from", "claude-code@2.1.0", "--to", "claude-code@2.1.330"]
+    assert main(argv) == 0
+    assert "touch the given rules" not in capsys.readouterr().out
+    assert main([*argv, "--rules", "default"]) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.endswith(" of them touch the given rules")
+    assert not last.startswith("0 ")

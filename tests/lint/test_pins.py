@@ -54,9 +54,14 @@ def test_latest_pin_is_the_reference_pin_plus_what_the_binary_sends() -> None:
         schema = {k: v for k, v in captured[name]["input_schema"].items() if k != "$schema"}
         assert packaged["tools"][name] == schema
     assert packaged["provenance"]["method"] == "type-declarations+runtime-capture"
+    # What neither capture (the flags of docs/pins.md, and a session with MCP servers) sent.
+    runtime = json.loads((capture.parent / "claude-code-2.1.330.runtime.json").read_text())
+    sent = set(captured) | set(runtime["tools"])
+    assert packaged["declared_only"] == sorted(set(packaged["tools"]) - sent, key=str.lower)
+    assert len(packaged["declared_only"]) == 11
     for name in added:
         del packaged["tools"][name], packaged["mapping_evidence"][name]
-    del packaged["provenance"]
+    del packaged["provenance"], packaged["declared_only"]
     rendered = _script().render(packaged).encode()
     assert hashlib.sha256(rendered).hexdigest() == REFERENCE_PIN_SHA256
 

@@ -30,7 +30,7 @@ class Reply:
     status: int = 200
     headers: list[tuple[str, str]] = field(default_factory=list)
     body: Body = field(default_factory=list)
-    content_type: str = "application/json"
+    content_type: str | None = "application/json"  # None: no content-type header at all
 
 
 class Canned(ThreadingHTTPServer):
@@ -74,7 +74,8 @@ class _Handler(BaseHTTPRequestHandler):
         reply = self.server.reply
         chunks = reply.body() if callable(reply.body) else reply.body
         self.send_response(reply.status)
-        self.send_header("content-type", reply.content_type)
+        if reply.content_type is not None:
+            self.send_header("content-type", reply.content_type)
         self.send_header("transfer-encoding", "chunked")
         for name, value in reply.headers:
             self.send_header(name, value)

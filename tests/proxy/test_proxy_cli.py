@@ -71,7 +71,8 @@ def test_serve_forwards_and_logs_one_line_per_request(upstream: FakeUpstream, wo
     finally:
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=20)
-    access = [json.loads(line) for line in err.splitlines() if line.startswith("{")]
+    logged = [json.loads(line) for line in err.splitlines() if line.startswith("{")]
+    access = [a for a in logged if "event" not in a]  # the start line is an event
     assert [(a["path"], a["status"]) for a in access][-1] == ("/v1/messages", 200)
     assert access[-1]["renames"] == {"read": "Read"}
     assert "Traceback" not in err

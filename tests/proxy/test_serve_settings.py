@@ -36,6 +36,9 @@ GOOD: dict[str, Any] = {
     "max_sse_event_bytes": 1024,
     "outbound_cache_mb": 64,
     "upstream_keepalive": 30.0,
+    "header_timeout": 10.0,
+    "max_connections": 0,
+    "max_response_bytes": 1024,
     "debug_log": None,
     "log_prompts": False,
     "claude_path": None,
@@ -65,6 +68,10 @@ OPTIONS = {name: name == "rules" for name in GOOD}  # name -> whether the option
         ({"timeout": 0}, "--timeout must be positive"),
         ({"body_timeout": -1.0}, "--body-timeout must be positive"),
         ({"log_prompts": True}, "--log-prompts only applies with --debug-log FILE"),
+        ({"header_timeout": 0}, "--header-timeout must be positive"),
+        ({"max_response_bytes": 0}, "--max-response-bytes must be at least 1"),
+        ({"max_connections": -1}, "--max-connections must be 0 (from the open-file limit)"),
+        ({"upstream": "http://u:p@x"}, "--upstream takes no user name or password"),
         ({"upstream": "claude-code", "max_sessions": 0}, "--max-sessions must be at least 1"),
         (
             {"upstream": "claude-code", "claude_mcp_config": "/no/such.json"},
@@ -102,7 +109,7 @@ def test_good_settings_build_the_proxy_config_and_v1_is_a_warning() -> None:
     assert problems[0].line().startswith("bridge-rules: warning: --upstream ends in /v1")
     assert settings == ServeSettings(
         ProxyConfig(upstream="http://x:1", rules=("a", "b"), max_body_bytes=1024,
-                    max_sse_event_bytes=1024),
+                    max_sse_event_bytes=1024, max_response_bytes=1024),
         host="127.0.0.1",
         port=8787,
         workers=2,

@@ -43,6 +43,11 @@ def sent_schema(eng: Engine) -> Any:
     return eng.outbound(request(), env={}).payload["tools"][0]["input_schema"]
 
 
+def shapes_of(eng: Engine, payload: dict[str, Any] | None = None) -> Any:
+    """The request's own schema conversions: what its answer and its history cross."""
+    return eng.outbound(payload or request(), env={}).shapes
+
+
 def test_openai_strict_tools_go_out_strict_and_calls_come_back_as_the_agent_wrote(
     tmp_path: Path,
 ) -> None:
@@ -56,15 +61,17 @@ def test_openai_strict_tools_go_out_strict_and_calls_come_back_as_the_agent_wrot
     }
     model_call = {"query": "x y", "limit": None, "filters": '{"lang":"py"}'}
     message = {"content": [{"type": "tool_use", "id": "t1", "name": "search", "input": model_call}]}
-    back = eng.inbound(message, registered=["search"])["content"][0]["input"]
+    shapes = shapes_of(eng)
+    back = eng.inbound(message, registered=["search"], shapes=shapes)["content"][0]["input"]
     assert back == {"query": "x y", "filters": {"lang": "py"}}
+    # without the request's conversions (another request's answer) nothing is restored
+    assert eng.inbound(message, registered=["search"])["content"][0]["input"] == model_call
 
 
 def test_history_replays_the_agents_call_forward_exactly(tmp_path: Path) -> None:
     eng = engine(tmp_path, "schemas: {target: openai-strict}\n")
-    sent_schema(eng)  # a request's tools go out before any call comes back
     sent = {"query": "x y", "limit": None, "filters": '{"lang":"py"}'}
-    local = eng.inbound_call("search", sent, ["search"]).arguments
+    local = eng.inbound_call("search", sent, ["search"], shapes_of(eng)).arguments
     history = [
         {"role": "user", "content": "find"},
         {
@@ -82,7 +89,7 @@ def test_history_replays_the_agents_call_forward_exactly(tmp_path: Path) -> None
 
 def test_a_stream_is_restored_too(tmp_path: Path) -> None:
     eng = engine(tmp_path, "schemas: {target: openai-strict}\n")
-    sent_schema(eng)
+    shapes = shapes_of(eng)
     events = [
         {
             "type": "content_block_start",
@@ -100,7 +107,7 @@ def test_a_stream_is_restored_too(tmp_path: Path) -> None:
         {"type": "content_block_stop", "index": 0},
     ]
     stream = b"".join(b"data: " + orjson.dumps(e) + b"\n\n" for e in events)
-    out = b"".join(eng.inbound_stream([stream], registered=["search"]))
+    out = b"".join(eng.inbound_stream([stream], registered=["search"], shapes=shapes))
     assert tool_calls(out) == [("search", {"query": "ab"})]
 
 
@@ -108,9 +115,10 @@ def test_gemini_enum_of_numbers_is_sent_as_strings_and_mapped_back(tmp_path: Pat
     eng = engine(tmp_path, "schemas: {target: gemini}\n")
     schema = {"type": "object", "properties": {"level": {"type": "integer", "enum": [1, 2]}}}
     payload = {**request(), "tools": [{"name": "set", "input_schema": schema}]}
-    wire = eng.outbound(payload, env={}).payload["tools"][0]["input_schema"]
+    out = eng.outbound(payload, env={})
+    wire = out.payload["tools"][0]["input_schema"]
     assert wire["properties"]["level"] == {"type": "string", "enum": ["1", "2"]}
-    assert eng.inbound_call("set", {"level": "2"}, ["set"]).arguments == {"level": 2}
+    assert eng.inbound_call("set", {"level": "2"}, ["set"], out.shapes).arguments == {"level": 2}
 
 
 def test_the_default_target_leaves_accepted_schemas_alone(tmp_path: Path) -> None:
@@ -140,10 +148,12 @@ def test_the_default_target_flattens_a_root_union_and_keeps_the_chosen_variant(
         ]
     }
     payload = {**request(), "tools": [{"name": "kv", "input_schema": union}]}
-    wire = eng.outbound(payload, env={}).payload["tools"][0]["input_schema"]
+    out = eng.outbound(payload, env={})
+    wire = out.payload["tools"][0]["input_schema"]
     assert problems("anthropic", wire) == []
     assert wire["properties"]["op"] == {"enum": ["get", "list"], "type": "string"}
-    back = eng.inbound_call("kv", {"op": "list", "prefix": "a", "key": "stray"}, ["kv"])
+    call = {"op": "list", "prefix": "a", "key": "stray"}
+    back = eng.inbound_call("kv", call, ["kv"], out.shapes)
     assert back.arguments == {"op": "list", "prefix": "a"}
 
 
@@ -187,15 +197,18 @@ def test_gemini_name_rules_join_the_wire_names_guard(tmp_path: Path) -> None:
 
 def test_a_remembered_tools_array_brings_its_own_conversion_back(tmp_path: Path) -> None:
     """Two tools arrays with one tool name, alternating: calls come back through the schema
-    of the request they answer, even when the outbound cache remembers the tools."""
+    of the request they answer, even when the outbound cache remembers the tools; and two
+    requests in flight at once each keep their own (nothing is kept between requests)."""
     eng = engine(tmp_path, "schemas: {target: openai-strict}\n")
     required = {**SEARCH, "required": ["query", "limit", "filters"]}
     first = orjson.dumps(request())
     second = orjson.dumps({**request(), "tools": [{**TOOLS[0], "input_schema": required}]})
     sent = {"query": "q", "limit": None, "filters": None}
-    for body, back in ((first, {"query": "q"}), (second, sent), (first, {"query": "q"})):
-        eng.outbound_bytes(body, env={})
-        assert eng.inbound_call("search", sent, ["search"]).arguments == back
+    turns = [eng.turn(body, env={}) for body in (first, second, first, second)]
+    answer = {"content": [{"type": "tool_use", "id": "t", "name": "search", "input": sent}]}
+    backs = [t.message(answer)["content"][0]["input"] for t in reversed(turns)]
+    assert backs == [sent, {"query": "q"}, sent, {"query": "q"}]
+    assert turns[2].outcome.tools_reused
 
 
 def test_the_proxys_turn_restores_the_answer(tmp_path: Path) -> None:

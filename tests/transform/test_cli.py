@@ -80,3 +80,22 @@ def test_missing_file(capsysbinary: pytest.CaptureFixture[bytes], tmp_path: Path
     code, _, err = run(capsysbinary, "inbound", str(tmp_path / "nope.json"))
     assert code == 2
     assert "cannot read" in err
+
+
+def test_outbound_of_a_refused_request_fails_with_the_reason(
+    capsysbinary: pytest.CaptureFixture[bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The proxy answers such a request with a 400; the command must not print it as sent."""
+    monkeypatch.delenv("PI_ANTHROPIC_MESSAGES_DISABLE_CANONICAL", raising=False)
+    body = {
+        "model": "claude-sonnet-4-5",
+        "tools": [{"name": "a.b", "input_schema": {"type": "object"}}],
+        "messages": [],
+    }
+    request = tmp_path / "request.json"
+    request.write_bytes(orjson.dumps(body))
+    code, out, err = run(capsysbinary, "outbound", str(request))
+    assert code == 1
+    assert out == b""
+    assert err.startswith("bridge-rules: error: request refused: ")
+    assert "tool 'a.b' (sent as 'mcp__pi__a.b') contains '.'" in err

@@ -9,7 +9,9 @@ from typing import Any
 import pytest
 from tests.transform.conftest import OPEN_ENV, write_rules
 
+from bridge_rules import calls
 from bridge_rules.engine import Engine
+from bridge_rules.schemas.convert import Conversion
 
 SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}}
 
@@ -245,15 +247,16 @@ def test_no_filters_by_default(eng: Engine) -> None:
 def test_schema_goes_through_the_binding_seam(eng: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[str] = []
 
-    def wire_schema(_rt: object, name: str, schema: Any) -> Any:
-        seen.append(name)
-        return (
-            {"type": "object", "properties": {"file_path": {"type": "string"}}}
-            if name == "read"
-            else schema
-        )
+    real = calls.wire_conversion
 
-    monkeypatch.setattr("bridge_rules.transform.outbound.wire_schema", wire_schema)
+    def wire_conversion(rt: Any, name: str, schema: Any) -> Any:
+        seen.append(name)
+        if name == "read":
+            wire = {"type": "object", "properties": {"file_path": {"type": "string"}}}
+            return None, Conversion(original=schema, schema=wire)
+        return real(rt, name, schema)
+
+    monkeypatch.setattr("bridge_rules.transform.outbound.wire_conversion", wire_conversion)
     out = eng.outbound(request(tools=[tool("read"), tool("ls")]), env=OPEN_ENV).payload
     assert seen == ["read", "ls"]
     assert out["tools"][0]["input_schema"]["properties"] == {"file_path": {"type": "string"}}

@@ -81,7 +81,8 @@ def test_names_only_rules_change_nothing_but_names(
     eng: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(
-        "bridge_rules.transform.sse.adapts_arguments", lambda _rt, name, registered=None: False
+        "bridge_rules.transform.sse.adapts_arguments",
+        lambda _rt, name, registered=None, shapes=None: False,
     )
     expected = EXAMPLE.replace(b'"name":"Read_ide"', b'"name":"read"').replace(
         b'"name":"mcp__pi__ls"', b'"name":"ls"'

@@ -165,3 +165,23 @@ def test_warn_in_a_stream_keeps_the_bytes(tmp_path: Path) -> None:
     stream = stream_of("Bsah")
     assert b"".join(rules.inbound_stream([stream], REGISTERED, report)) == stream
     assert [u.name for u in report.unmapped] == ["Bsah"]
+
+
+@pytest.mark.parametrize(
+    ("inbound", "wire", "closest"),
+    [
+        # no strip in the rules: the hint still compares the name without a leading segment
+        ("inbound:\n  unmapped: warn\n", "proxy_Grep", ("grep",)),
+        ("inbound:\n  unmapped: warn\n", "mcp__gw__Bsah", ("bash",)),
+        # the rules' own strips: a suffix, and a prefix whose rest still does not map
+        ("inbound:\n  unmapped: warn\n  strip_suffixes: [_x]\n", "Bsah_x", ("bash",)),
+        ("inbound:\n  unmapped: warn\n  strip_prefixes: [gw_]\n", "gw_Raed", ("read",)),
+    ],
+)
+def test_closest_tools_apply_the_inbound_strips(
+    tmp_path: Path, inbound: str, wire: str, closest: tuple[str, ...]
+) -> None:
+    rules = write_rules(tmp_path, inbound)
+    report = InboundReport()
+    rules.inbound(message(use(wire)), ["grep", "bash", "read"], report=report)
+    assert [(u.name, u.candidates) for u in report.unmapped] == [(wire, closest)]

@@ -8,7 +8,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from bridge_rules.bindings.describe import Rename, field_renamer
 from bridge_rules.bindings.ops import Compiled, OpError, compile_op
+from bridge_rules.bindings.output import OutputPlan, compile_output
 from bridge_rules.diagnostics import Diagnostic, error
 from bridge_rules.model_bindings import Binding, op_kind
 from bridge_rules.source import Span
@@ -37,6 +39,10 @@ class Adapter:
     lossy: tuple[Lossy, ...]
     loss_spans: tuple[Span, ...] = ()
     """Where each of ``binding.losses`` is declared, in the same order."""
+    rename_fields: Rename | None = None
+    """Writes the agent's field names in a description as the wire schema has them."""
+    output: OutputPlan | None = None
+    """The ``output:`` operations, compiled (None: none)."""
 
     @property
     def local(self) -> str:
@@ -127,5 +133,7 @@ def compile_binding(
         history_mode=mode,
         lossy=tuple(reversed(lossy)),
         loss_spans=tuple(span_of(("losses", i)) for i in range(len(binding.losses))),
+        rename_fields=field_renamer(pair for _, c in forward for pair in c.spellings),
+        output=compile_output(binding.output, lambda i: span_of(("output", i))),
     )
     return adapter, diags

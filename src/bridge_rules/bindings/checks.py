@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 from bridge_rules.bindings.adapter import Adapter
 from bridge_rules.bindings.ops import loses
-from bridge_rules.diagnostics import Diagnostic, error, warning
+from bridge_rules.diagnostics import Diagnostic, did_you_mean, error, warning
 from bridge_rules.model_bindings import op_kind
 from bridge_rules.pins import Pin
 
@@ -55,10 +55,11 @@ def field_problems(
                 continue
             known = (wire or set()) | extras | (local or set())
             if wire is not None and top not in known:
-                yield warning(
+                yield error(
                     "BR404",
                     f"'{top}' in '{step.text}' is not a field of {seen_as}",
                     step.span,
+                    hint=_closest(top, known),
                 )
         for path in step.writes:
             top = _top(path)
@@ -66,21 +67,29 @@ def field_problems(
                 continue
             written.add(top)
             if local is not None and top not in local | extras:
-                yield warning(
+                yield error(
                     "BR405",
                     f"'{top}' in '{step.text}' is not a field of local '{adapter.local}' in "
                     f"{pin_spec(local_pin)}",
                     step.span,
+                    hint=_closest(top, local | extras),
                 )
     if local is not None:
         for extra in binding.extras:
             if extra not in local:
-                yield warning(
+                yield error(
                     "BR405",
                     f"extra '{extra}' is not a field of local '{adapter.local}' in "
                     f"{pin_spec(local_pin)}",
                     adapter.span,
+                    hint=_closest(extra, local),
                 )
+
+
+def _closest(field: str, known: set[str]) -> str:
+    """A misspelt field's nearest known one, else the fields there are: either way the
+    finding says what to write instead."""
+    return did_you_mean(field, sorted(known)) or f"known fields: {', '.join(sorted(known))}"
 
 
 def pin_spec(pin: Pin | None) -> str:

@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from bridge_rules.bindings.adapter import Adapter
+from bridge_rules.bindings.describe import Description
 from bridge_rules.bindings.roundtrip import differences
 from bridge_rules.steps import Step
 
@@ -17,16 +18,22 @@ def _dump(value: Any) -> str:
 
 
 def binding_section(
-    adapter: Adapter | None, repairs: tuple[Step, ...], args: Any = None, traced: bool = False
+    adapter: Adapter | None,
+    repairs: tuple[Step, ...],
+    args: Any = None,
+    traced: bool = False,
+    described: Description | None = None,
 ) -> dict[str, Any]:
     steps = [*(adapter.steps if adapter else ()), *repairs]
     lines: list[str] = []
+    outputs: list[dict[str, Any]] = []
     if adapter is not None:
         b = adapter.binding
         lines.append(f"{b.local} <-> {b.wire} (schema {b.schema_}) [{adapter.span}]")
         lines.append(f"history: {adapter.history_mode}" + (" (lossy)" if adapter.lossy else ""))
         for loss, at in zip(b.losses, adapter.loss_spans, strict=True):
             lines.append(f"declared loss: {loss.describe()}  [{at}]")
+        outputs = _outputs(adapter, described, lines)
     if traced:
         lines.append(f"arguments in: {_dump(args)}")
     work = dict(args) if isinstance(args, dict) else args
@@ -49,10 +56,29 @@ def binding_section(
             {**loss.model_dump(), **at.to_dict()}
             for loss, at in zip(adapter.binding.losses, adapter.loss_spans, strict=True)
         ],
+        "description": None if described is None else described.source,
+        "output": outputs,
         "arguments": {"in": args, "after": after} if traced else None,
         "round_trip": trip,
         "text": "\n".join(lines),
     }
+
+
+def _outputs(
+    adapter: Adapter, described: Description | None, lines: list[str]
+) -> list[dict[str, Any]]:
+    """The description sent and the output operations, and whether they apply."""
+    if described is not None:
+        lines.append(f"description sent: {described.source}")
+    plan = adapter.output
+    if plan is None:
+        return []
+    applied = described is not None and described.promises_output
+    for step in plan.steps:
+        lines.append(f"output: {step.text}  [{step.span}]")
+    if not applied:
+        lines.append("output operations not applied: the agent's own description is sent")
+    return [{"text": s.text, "applied": applied, **s.span.to_dict()} for s in plan.steps]
 
 
 def _round_trip(adapter: Adapter, sent: Any, local: Any, lines: list[str]) -> dict[str, Any]:

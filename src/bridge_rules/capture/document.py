@@ -104,7 +104,10 @@ def merge(old: dict[str, Any], new: dict[str, Any]) -> tuple[dict[str, Any], lis
         "sha256": tools_digest(tools),
         "sources": sources,
     }
-    return old | {"provenance": provenance, "tools": tools}, differ
+    merged = old | {"provenance": provenance, "tools": tools}
+    if "declared_only" in old:  # a capture that sent a declared-only tool settles it
+        merged["declared_only"] = [n for n in old["declared_only"] if n not in new["tools"]]
+    return merged, differ
 
 
 def render(document: dict[str, Any]) -> str:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from bridge_rules.cli.app import app, fail, split_names, warn
+from bridge_rules.cli.app import app, fail, split_names
 
 if TYPE_CHECKING:
     from bridge_rules.diagnostics import Diagnostic
@@ -102,6 +102,15 @@ def lint(  # noqa: PLR0917 - one parameter per CLI option
         bool,
         typer.Option("--exit-zero", help="Exit 0 even with findings (still 2 for bad input)."),
     ] = False,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose",
+            "-v",
+            help="Say which files a bare `lint` found, and which YAML under rules/ it skipped "
+            "because it does not start with 'bridge-rules:'.",
+        ),
+    ] = False,
 ) -> int:
     """Check rule files against the pinned Claude Code tool schemas.
 
@@ -126,8 +135,8 @@ def lint(  # noqa: PLR0917 - one parameter per CLI option
             fail(f"--pin takes a Claude Code pin (claude-code@<version>), not '{pin}'")
     kept, dropped = _codes(select, ignore)
     apis = _schema_targets(schema_target or [])
-    targets, layered = _targets(paths or [], layered)
-    report = run_lint([targets] if layered else targets, pinned, apis)
+    targets, layered, refused = _targets(paths or [], layered, verbose)
+    report = run_lint([targets] if layered and targets else targets, pinned, refused, apis)
     diags = _filtered(report.diagnostics, kept, dropped)
     summary = Summary(
         rule_sets=len(report.targets),
@@ -152,8 +161,11 @@ def _schema_targets(apis: list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(apis))
 
 
-def _targets(paths: list[str], layered: bool) -> tuple[list[str | Path], bool]:
-    """The rule sets to lint: the PATHs (a directory's files one by one), or the project's."""
+def _targets(
+    paths: list[str], layered: bool, verbose: bool
+) -> tuple[list[str | Path], bool, list[Diagnostic]]:
+    """The rule sets to lint: the PATHs (a directory's files one by one), or the project's;
+    and the discovered files refused before loading (a symlink out of the project)."""
     from bridge_rules.lint.discover import WHERE, DiscoveryError, discover, expand_directory
 
     if not paths:
@@ -161,22 +173,32 @@ def _targets(paths: list[str], layered: bool) -> tuple[list[str | Path], bool]:
             found = discover(Path("."))
         except DiscoveryError as exc:
             fail(str(exc))
-        if not found.paths:
+        if verbose:
+            _say(f"found {len(found.paths)} rule files ({found.source}):", found.paths)
+            _say("skipped, not starting with 'bridge-rules:':", found.skipped)
+        if not found.paths and not found.problems:
             fail(
-                f"no rule files found here (looked for {WHERE}, and [tool.bridge-rules] "
-                "in pyproject.toml); name files or profiles, e.g. `bridge-rules lint default`"
+                f"no rule files found in this project (looked for {WHERE}, and "
+                "[tool.bridge-rules] in pyproject.toml); name files or profiles, e.g. "
+                "`bridge-rules lint default`"
             )
-        return list(found.paths), layered or found.layered
+        return list(found.paths), layered or found.layered, found.problems
     targets: list[str | Path] = []
     for path in paths:
-        if not layered and Path(path).is_dir():
-            files = expand_directory(Path(path))
-            if not files:
-                warn(f"{path}: no .yaml or .yml files in this directory")
-            targets.extend(files)
-        else:
-            targets.append(path)
-    return targets, layered
+        files = expand_directory(Path(path)) if not layered and Path(path).is_dir() else []
+        # An empty directory stays a target: the loader reports it (BR001), never the
+        # packaged rules in its place.
+        targets.extend(files or [path])
+    return targets, layered, []
+
+
+def _say(what: str, paths: list[Path]) -> None:
+    """``lint -v``: what discovery did, on stderr so that the report stays clean."""
+    from bridge_rules.source import escape
+
+    if paths:
+        lines = "".join(f"  {escape(str(path))}\n" for path in paths)
+        sys.stderr.write(f"bridge-rules: {what}\n{lines}")
 
 
 def _codes(select: str | None, ignore: str | None) -> tuple[tuple[str, ...], tuple[str, ...]]:

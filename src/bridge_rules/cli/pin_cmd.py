@@ -288,6 +288,8 @@ def show(
             "location": str(pin.path),
             "provenance": pin.provenance,
             "tools": sorted(pin.tools),
+            "sent": sorted(pin.canonical_names()),
+            "declared_only": sorted(pin.declared_only),
         }
         sys.stdout.write(json.dumps(summary, indent=2) + "\n")
         return EXIT_OK
@@ -297,11 +299,23 @@ def show(
         made = f"  made by {provenance.get('method')}"
         made += f" on {provenance['date']}" if provenance.get("date") else ""
         sys.stdout.write(f"{made}, sha256 {str(provenance.get('sha256'))[:12]}\n")
-    sys.stdout.write(f"  {len(pin.tools)} tools:\n")
+    sys.stdout.write(f"  {len(pin.tools)} tools{_declared_summary(pin)}:\n")
     width = max((len(n) for n in pin.tools), default=0)
     for name, schema in pin.tools.items():
-        sys.stdout.write(f"    {name:<{width}}  {_fields(schema)}\n")
+        mark = "  (declared only)" if name in pin.declared_only else ""
+        sys.stdout.write(f"    {name:<{width}}  {_fields(schema)}{mark}\n".rstrip() + "\n")
     return EXIT_OK
+
+
+def _declared_summary(pin: Pin) -> str:
+    """Which names the binary sends, when the pin knows (a runtime capture marked the rest)."""
+    if not pin.declared_only:
+        return ""
+    sent = len(pin.tools) - len(pin.declared_only)
+    return (
+        f", {sent} sent by the binary (canonical), {len(pin.declared_only)} only in its type "
+        "declarations (marked; not canonical unless a rule says include_declared)"
+    )
 
 
 @pin_app.command()
@@ -318,8 +332,7 @@ def diff(
     if fmt == "json":
         sys.stdout.write(json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n")
     else:
-        lines = report.render_text().splitlines()[:-1]  # the last line counts touched rules
-        sys.stdout.write("\n".join(lines) + "\n")
+        sys.stdout.write(report.render_text())
     return EXIT_OK
 
 

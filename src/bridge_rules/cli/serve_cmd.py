@@ -20,6 +20,7 @@ from bridge_rules.cli.style import paint
 from bridge_rules.diagnostics import EXIT_OK
 
 if TYPE_CHECKING:
+    from bridge_rules.proxy.config import ProxyConfig
     from bridge_rules.runtime import Runtime
 
 ENV_PREFIX = "BRIDGE_RULES"
@@ -103,6 +104,28 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
     body_timeout: Annotated[
         float, typer.Option(help="Seconds a client has to send its whole request body, else 408.")
     ] = 60.0,
+    header_timeout: Annotated[
+        float,
+        typer.Option(
+            help="Seconds a client has to send a request's headers once it has started (or "
+            "its first request once connected), else 408 and the connection is closed.",
+            metavar="SECONDS",
+        ),
+    ] = 10.0,
+    max_connections: Annotated[
+        int,
+        typer.Option(
+            help="Client connections one worker holds; past it the connection waiting "
+            "longest for its headers (or idle) is closed for the new one, else the new one "
+            "gets 503. 0: as many as the open-file limit allows for two descriptors each.",
+        ),
+    ] = 0,
+    max_response_bytes: Annotated[
+        int,
+        typer.Option(
+            help="A JSON answer the proxy must rewrite that is larger than this (decoded) gets 502."
+        ),
+    ] = 32 * MiB,
     max_sse_event_bytes: Annotated[
         int,
         typer.Option(
@@ -124,6 +147,22 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
             help="Seconds an idle connection to the upstream is kept for reuse; keep it below "
             "the upstream's own idle timeout (Node and uvicorn close after 5 s). 0: a new "
             "connection per request.",
+            metavar="SECONDS",
+        ),
+    ] = 30.0,
+    bindings_dir: Annotated[
+        Optional[str],  # noqa: UP045 - typer needs Optional on 3.10
+        typer.Option(
+            help="A directory of YAML files of bindings laid over the rules (one origin per "
+            "file), read at start and again on reload; see docs/bindings.md.",
+            metavar="DIR",
+        ),
+    ] = None,
+    shutdown_grace: Annotated[
+        float,
+        typer.Option(
+            help="Seconds SIGTERM or SIGINT lets in-flight requests finish before they are cut; "
+            "serve then exits 0.",
             metavar="SECONDS",
         ),
     ] = 30.0,
@@ -170,7 +209,9 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
 
     Every option also reads BRIDGE_RULES_<OPTION> from the environment (BRIDGE_RULES_UPSTREAM,
     BRIDGE_RULES_PORT, ...). Besides the proxied paths it answers GET /healthz (alive),
-    /readyz (rules loaded, upstream reachable) and /metrics (Prometheus).
+    /readyz (rules loaded, with their hash; upstream reachable) and /metrics (Prometheus).
+    SIGTERM and SIGINT drain in-flight requests (--shutdown-grace) and exit 0; SIGHUP
+    reloads the rules, keeping the old ones if the new ones do not load.
 
     Exit status: 2 for a bad option, rules that do not load or a port that cannot be
     bound.
@@ -195,15 +236,46 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
     unbindable = bind_problem(settings.host, settings.port)
     if unbindable is not None:
         fail(unbindable)
+    config = _declared_debug_log(settings.config, runtime)
     # The server stack is imported only now, after every check: a bad option answers fast.
+    from bridge_rules.diagnostics import RulesError
     from bridge_rules.proxy.app import create_app
     from bridge_rules.proxy.ops import with_ops
     from bridge_rules.proxy.server import serve as run
 
     try:
-        proxy = create_app(settings.config, runtime)
+        proxy = create_app(config, runtime)
     except OSError as exc:
         fail(f"cannot open the debug log: {exc}")
+    except RulesError as exc:  # the bindings directory
+        rules_error(exc)
     config = settings.config
-    run(config, with_ops(proxy, config.upstream), settings.host, settings.port, settings.workers)
+    app = with_ops(proxy, config.upstream)
+    started = run(
+        config,
+        app,
+        settings.host,
+        settings.port,
+        settings.workers,
+        proxy=proxy,
+        grace=settings.shutdown_grace,
+    )
+    if not started:
+        fail(f"the server did not start on {settings.host}:{settings.port} (see above)")
     return EXIT_OK
+
+
+def _declared_debug_log(config: ProxyConfig, runtime: Runtime) -> ProxyConfig:
+    """``--debug-log`` wins; without it, the file the rules' ``debug_log.env`` variable names
+    (pi-anthropic-messages' ``PI_ANTHROPIC_MESSAGES_DEBUG_LOG``), said on stderr."""
+    from dataclasses import replace
+
+    from bridge_rules.compat.debuglog import declared_path
+
+    path = declared_path(runtime.rules)
+    if config.debug_log is not None or path is None:
+        return config
+    assert runtime.rules.debug_log is not None  # a declared path implies the setting
+    note = f"debug log: {path} (named by {runtime.rules.debug_log.env}, which the rules read)"
+    sys.stderr.write(paint(f"bridge-rules: {note}\n", sys.stderr))
+    return replace(config, debug_log=path)

@@ -21,7 +21,7 @@ from bridge_rules.cli.app import (
     load_engine,
     split_names,
 )
-from bridge_rules.diagnostics import EXIT_OK
+from bridge_rules.diagnostics import EXIT_FINDINGS, EXIT_OK
 
 transform_app = typer.Typer(
     cls=Group,
@@ -99,10 +99,17 @@ def outbound(
         bool, typer.Option("--summary", help="Also print the gate and the renames to stderr.")
     ] = False,
 ) -> int:
-    """Rewrite a request body (tools, tool_choice, history, system) for the wire."""
+    """Rewrite a request body (tools, tool_choice, history, system) for the wire.
+
+    Exit status 1, with the reason on stderr and nothing on stdout, for a request the rules'
+    `wire_names` refuse (the proxy answers it with a 400).
+    """
     engine = load_engine(rules)
     payload = _read_json(file)
     result = engine.outbound(payload, model=model)
+    if result.rejected:  # what the proxy answers with a 400: nothing would be sent
+        sys.stderr.write(f"bridge-rules: error: request refused: {result.rejected}\n")
+        return EXIT_FINDINGS
     _write_json(result.payload, pretty)
     if summary or not result.gate_open:
         state = "open" if result.gate_open else "closed, payload unchanged"

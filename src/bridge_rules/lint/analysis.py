@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bridge_rules.compiler import compile_rules
-from bridge_rules.compose import RuleSource, SourcedFile, load_sources
+from bridge_rules.compose import RuleSource, SourcedFile, load_sources, placed
 from bridge_rules.diagnostics import Diagnostic, Severity, has_errors, sort_diagnostics, warning
 from bridge_rules.lint.catalogue import load_checks
 from bridge_rules.lint.registry import LintContext
@@ -64,7 +64,7 @@ def _with_pin(source: RuleSource, pin: Pin) -> RuleSource:
         *source.files[:-1],
         SourcedFile(last.rules.model_copy(update={"pin": pin.spec}), last.doc),
     ]
-    return RuleSource(files, list(source.diagnostics))
+    return RuleSource(files, list(source.diagnostics), source.entered)
 
 
 def _source_suppressions(source: RuleSource) -> list[tuple[Suppression, Span]]:
@@ -148,7 +148,14 @@ def _analyse(target: Target, pin: Pin | None, schema_targets: tuple[str, ...]) -
     source = load_sources(refs)
     if pin is not None:
         source = _with_pin(source, pin)
-    result = Analysis(str(target) if not isinstance(refs, list) else ", ".join(map(str, refs)))
+    name = str(target) if not isinstance(refs, list) else ", ".join(map(str, refs))
+    return analyse_source(source, name, schema_targets)
+
+
+def analyse_source(source: RuleSource, name: str, schema_targets: tuple[str, ...] = ()) -> Analysis:
+    """Compile and check rule files already loaded (:func:`analyse` after loading; the
+    bindings added at run time, ``ruleset.with_bindings``, through the same checks)."""
+    result = Analysis(name)
     found: list[Diagnostic] = list(source.diagnostics)
     runtime: Runtime | None = None
     if source.files and not has_errors(source.diagnostics):
@@ -159,7 +166,8 @@ def _analyse(target: Target, pin: Pin | None, schema_targets: tuple[str, ...]) -
     else:
         suppressions = _source_suppressions(source)
     result.runtime = runtime
-    result.diagnostics, result.suppressed = apply_suppressions(
+    kept, result.suppressed = apply_suppressions(
         sort_diagnostics(found), suppressions, report_unused=runtime is not None
     )
+    result.diagnostics = sort_diagnostics(placed(d, source.entered) for d in kept)
     return result

@@ -10,7 +10,7 @@ CLI decides exit codes).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from bridge_rules.diagnostics import Diagnostic, Severity, sort_diagnostics
@@ -22,11 +22,13 @@ from bridge_rules.resources import profile_names
 @dataclass
 class LintReport:
     targets: list[Analysis]
+    refused: list[Diagnostic] = field(default_factory=list)
+    """Files discovery would not hand to the loader (a symlink out of the project)."""
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
         """Every finding of the run, deduplicated (profiles share files) and sorted."""
-        return sort_diagnostics(d for t in self.targets for d in t.diagnostics)
+        return sort_diagnostics([*self.refused, *(d for t in self.targets for d in t.diagnostics)])
 
     @property
     def suppressed(self) -> int:
@@ -34,7 +36,7 @@ class LintReport:
 
     @property
     def unloadable(self) -> bool:
-        return any(t.unloadable for t in self.targets)
+        return bool(self.refused) or any(t.unloadable for t in self.targets)
 
     def count(self, severity: Severity) -> int:
         return sum(1 for d in self.diagnostics if d.severity is severity)
@@ -53,10 +55,12 @@ def lint_target(target: str | Path, pin: Pin | None = None) -> Analysis:
 def lint(
     targets: Sequence[str | Path | Sequence[str | Path]] | None = None,
     pin: Pin | None = None,
+    refused: Sequence[Diagnostic] = (),
     schema_targets: tuple[str, ...] = (),
 ) -> LintReport:
-    """Each target on its own; a target that is a list is one layered rule set.
-
-    ``schema_targets``: APIs the pinned tools' schemas are checked against (``--target``)."""
-    chosen = list(targets) if targets else list(default_targets())
-    return LintReport([analyse(t, pin, schema_targets) for t in chosen])
+    """Each target on its own; a target that is a list is one layered rule set. ``None``
+    lints the packaged profiles; an empty list lints nothing (what ``refused`` lists was
+    all there was). ``schema_targets``: APIs the pinned tools' schemas are checked against
+    (``--target``)."""
+    chosen = list(targets) if targets is not None else list(default_targets())
+    return LintReport([analyse(t, pin, schema_targets) for t in chosen], list(refused))

@@ -8,9 +8,10 @@ data from parse events). It hands plain
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,9 @@ class Document:
     path: str
     data: dict[str, Any]
     source_map: SourceMap
+    digest: str = ""
+    """SHA-256 of the file's bytes as read (empty for text parsed from memory), for the
+    rules hash that ``serve`` logs and ``/readyz`` shows."""
 
 
 def _span_from_mark(file: str, mark: Any) -> Span:
@@ -170,10 +174,15 @@ def read_file(path: Path, display: str | None = None) -> tuple[Document | None, 
     text, diags = _decode(raw, name)
     if text is None:
         return None, diags
-    return parse_text(text, name)
+    doc, diags = parse_text(text, name)
+    if doc is None:
+        return None, diags
+    return replace(doc, digest=hashlib.sha256(raw).hexdigest()), diags
 
 
 def rule_files_in(directory: Path) -> list[Path]:
-    """The rule files of a directory, in name order (``*.yaml`` and ``*.yml``)."""
-    files = [p for p in directory.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file()]
+    """The rule files of a directory, in name order (``*.yaml`` and ``*.yml``). A FIFO, device
+    or socket with such a name is listed too, so that reading it refuses it with its name
+    rather than skipping it in silence."""
+    files = [p for p in directory.iterdir() if p.suffix in (".yaml", ".yml") and not p.is_dir()]
     return sorted(files, key=lambda p: p.name)

@@ -15,6 +15,7 @@ import asyncio
 import logging
 import os
 from collections.abc import Awaitable, Callable, Coroutine
+from pathlib import Path
 from typing import Any
 
 from bridge_rules import jsonio
@@ -31,6 +32,7 @@ from bridge_rules.proxy.claude_code import claude_code_upstream
 from bridge_rules.proxy.config import CLAUDE_CODE, ProxyConfig
 from bridge_rules.proxy.errors import ProxyError, UpstreamAborted
 from bridge_rules.proxy.forward import Exchange, forward
+from bridge_rules.proxy.headers import expectation
 from bridge_rules.proxy.heap import HeapTrimmer
 from bridge_rules.proxy.obs import AccessRecord, DebugLog, configure_logging, omit_text
 from bridge_rules.proxy.ops import OpsApp, with_ops
@@ -43,6 +45,7 @@ log = logging.getLogger("bridge_rules.proxy")
 
 REWRITTEN_PATHS = frozenset({"/v1/messages", "/v1/messages/count_tokens"})
 HEALTH = jsonio.dumps({"status": "ok"})
+SERVER_OPTIONS = [(b"allow", b"GET, HEAD, POST, OPTIONS"), (b"content-length", b"0")]
 
 Route = Callable[[Exchange], Awaitable[None]]
 WATCH_AFTER = 0.05
@@ -55,9 +58,11 @@ async def healthz(ex: Exchange) -> None:
 
 class ProxyApp:
     def __init__(self, engine: Engine, config: ProxyConfig) -> None:
-        self.engine = engine
         self.config = config
         self.cache_on = config.outbound_cache_mb > 0
+        self.rules = engine
+        """The rule files' engine; :attr:`engine` adds the bindings directory to it."""
+        self.engine = self._with_bindings(engine)
         self.upstream = Upstream(config)
         self.cli = claude_code_upstream(config) if config.upstream == CLAUDE_CODE else None
         self.debug = DebugLog(config.debug_log, config.log_prompts) if config.debug_log else None
@@ -66,6 +71,31 @@ class ProxyApp:
             ("GET", "/healthz"): healthz,
             ("HEAD", "/healthz"): healthz,
         }
+
+    def _with_bindings(self, engine: Engine) -> Engine:
+        """``engine`` with ``--bindings-dir`` read over it, its message cache as configured.
+        Raises :class:`~bridge_rules.RulesError` when a binding there is refused."""
+        folder = self.config.bindings_dir
+        if folder:
+            engine = engine.with_bindings(Path(folder))
+        _size_cache(engine, self.config)
+        return engine
+
+    def use_rules(self, engine: Engine) -> None:
+        """Serve these rules, with the bindings directory read again over them, from the
+        next request on (a request already running keeps the engine it started with).
+        On a :class:`~bridge_rules.RulesError` nothing changes."""
+        served = self._with_bindings(engine)
+        self.rules, self.engine = engine, served
+
+    def reload_bindings(self) -> None:
+        """Read the bindings directory again over the same rules (:meth:`use_rules`)."""
+        self.use_rules(self.rules)
+
+    @property
+    def rules_hash(self) -> str:
+        """The hash of the rules this app answers with now (``/readyz``, the start line)."""
+        return self.engine.runtime.rules.digest
 
     async def aclose(self) -> None:
         self.heap.close()
@@ -127,6 +157,13 @@ class ProxyApp:
         scope, config = ex.scope, self.config
         check_headers(scope, config.max_headers, config.max_header_bytes)
         method, path = scope["method"], scope["path"]
+        if not path.startswith("/"):
+            await _asterisk(ex, method)
+            return
+        unmet = expectation(scope["headers"])
+        if unmet is not None:
+            shown = unmet.decode("latin-1")[:64]
+            raise ProxyError(417, f"this proxy meets no expectation but 100-continue: {shown!r}")
         route = self.routes.get((method, path))
         if route is not None:
             await route(ex)
@@ -220,25 +257,51 @@ class ProxyApp:
                 watcher.cancel()
 
 
+async def _asterisk(ex: Exchange, method: str) -> None:
+    """``OPTIONS *`` asks about the server itself (RFC 9110 9.3.7): answered here, as the
+    upstream is reached under a path of its own; ``*`` with any other method is not a
+    request target (RFC 9112 3.2.4)."""
+    if method == "OPTIONS":
+        ex.reply.record.status = 200
+        await ex.reply.start(200, list(SERVER_OPTIONS))
+        await ex.reply.finish()
+        return
+    raise ProxyError(
+        400, f"the request target * is only for OPTIONS (RFC 9112 3.2.4), not {method}", close=True
+    )
+
+
 def create_app(
     config: ProxyConfig, runtime: Runtime | None = None, *, engine: Engine | None = None
 ) -> ProxyApp:
-    """The app for ``config``: ``engine`` if given, else the rules of ``runtime``, else the
-    rules the config names; with the seal key of ``BRIDGE_RULES_SEAL_KEY``
-    (:class:`~bridge_rules.sealing.SealKeyError` when it is too short) and the gate's
-    environment overrides as they are now, as a server reads its settings at start-up."""
+    """The app for ``config``: ``engine`` if given, else :func:`build_engine`'s; with the
+    bindings of ``config.bindings_dir`` over them (:class:`~bridge_rules.RulesError` when
+    one is refused)."""
     if engine is None:
-        if runtime is None:
-            from bridge_rules.ruleset import load_runtime
+        engine = build_engine(config, runtime)
+    return ProxyApp(engine, config)
 
-            runtime = load_runtime(list(config.rules) or None)
-        runtime = runtime.with_sealer(Sealer.from_env())
-        engine = Engine(runtime, env=dict(os.environ))
+
+def build_engine(config: ProxyConfig, runtime: Runtime | None = None) -> Engine:
+    """The rules of ``runtime``, else the rules the config names (``RulesError`` when they do
+    not load); with the seal key of ``BRIDGE_RULES_SEAL_KEY``
+    (:class:`~bridge_rules.sealing.SealKeyError` when it is too short) and the gate's
+    environment overrides as they are now, as a server reads its settings at start-up, and
+    again on reload (SIGHUP)."""
+    if runtime is None:
+        from bridge_rules.ruleset import load_runtime
+
+        runtime = load_runtime(list(config.rules) or None)
+    engine = Engine(runtime.with_sealer(Sealer.from_env()), env=dict(os.environ))
+    _size_cache(engine, config)
+    return engine
+
+
+def _size_cache(engine: Engine, config: ProxyConfig) -> None:
     engine.runtime.message_cache.configure(
         enabled=config.outbound_cache_mb > 0,
         max_bytes=max(config.outbound_cache_mb, 1) * 1024 * 1024,
     )
-    return ProxyApp(engine, config)
 
 
 def app_from_env() -> OpsApp:
@@ -250,4 +313,4 @@ def app_from_env() -> OpsApp:
     return app
 
 
-__all__ = ["ProxyApp", "Route", "app_from_env", "create_app", "omit_text"]
+__all__ = ["ProxyApp", "Route", "app_from_env", "build_engine", "create_app", "omit_text"]

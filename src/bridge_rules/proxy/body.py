@@ -51,7 +51,9 @@ async def read_body(scope: Message, receive: Receive, limit: int, timeout: float
     it has not all arrived within ``timeout`` seconds.
 
     An oversized body is still drained (up to twice the limit) before the 413 is
-    sent, so the client reads the answer instead of a reset connection.
+    sent, so the client reads the answer instead of a reset connection; unless the client
+    is waiting for ``100 Continue`` before it sends the body: then the 413 is sent at once
+    and the body never asked for (RFC 9110 10.1.1).
     """
     try:
         if _timeout is not None:  # Python 3.11+: a timer, no extra task per request
@@ -67,9 +69,17 @@ async def read_body(scope: Message, receive: Receive, limit: int, timeout: float
         ) from None
 
 
+def _waits_for_continue(scope: Message) -> bool:
+    return scope.get("http_version") != "1.0" and any(
+        n == b"expect" and v.strip().lower() == b"100-continue" for n, v in scope["headers"]
+    )
+
+
 async def _read(scope: Message, receive: Receive, limit: int) -> bytes:
     declared = _declared_length(scope)
     too_big = declared is not None and declared > limit
+    if too_big and _waits_for_continue(scope):
+        raise _too_large(declared, limit, close=True)
     chunks: list[bytes] = []
     size = 0
     more = True
@@ -87,14 +97,17 @@ async def _read(scope: Message, receive: Receive, limit: int) -> bytes:
         if not too_big:
             chunks.append(data)
     if too_big:
-        shown = declared if declared is not None else size
-        raise ProxyError(
-            413,
-            f"request body is {shown} bytes; this proxy accepts at most {limit} "
-            "(bridge-rules serve --max-body-bytes)",
-            close=more,
-        )
+        raise _too_large(declared if declared is not None else size, limit, close=more)
     return b"".join(chunks)
+
+
+def _too_large(size: int | None, limit: int, close: bool) -> ProxyError:
+    return ProxyError(
+        413,
+        f"request body is {size} bytes; this proxy accepts at most {limit} "
+        "(bridge-rules serve --max-body-bytes)",
+        close=close,
+    )
 
 
 _JSON_KINDS = {list: "array", str: "string", int: "number", float: "number", bool: "boolean"}

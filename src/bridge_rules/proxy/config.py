@@ -12,6 +12,7 @@ import errno
 import json
 import os
 import socket
+import stat
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -34,6 +35,9 @@ DEFAULT_BODY_TIMEOUT = 60.0
 DEFAULT_MAX_SSE_EVENT = 16 * 1024 * 1024
 DEFAULT_OUTBOUND_CACHE_MB = 64
 DEFAULT_UPSTREAM_KEEPALIVE = 30.0
+DEFAULT_HEADER_TIMEOUT = 10.0
+DEFAULT_MAX_RESPONSE = 32 * 1024 * 1024
+DEFAULT_SHUTDOWN_GRACE = 30.0  # seconds SIGTERM/SIGINT lets in-flight requests finish
 CLAUDE_CODE = "claude-code"
 """``--upstream claude-code``: answer with the Claude Code CLI (docs/claude-code-upstream.md)."""
 MISSING_SDK = (
@@ -57,6 +61,10 @@ class ProxyConfig:
     max_sse_event_bytes: int = DEFAULT_MAX_SSE_EVENT  # one event of a rewritten stream
     outbound_cache_mb: int = DEFAULT_OUTBOUND_CACHE_MB  # rewritten messages kept; 0: off
     upstream_keepalive: float = DEFAULT_UPSTREAM_KEEPALIVE  # idle pooled connection; 0: none
+    header_timeout: float = DEFAULT_HEADER_TIMEOUT  # seconds for a request's headers: else 408
+    max_connections: int = 0  # client connections per worker; 0: from the open-file limit
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE  # a JSON answer to rewrite; larger: 502
+    bindings_dir: str | None = None  # bindings laid over the rules, read at start and reload
     claude_path: str | None = None  # with CLAUDE_CODE: the CLI binary; None: the SDK's own
     max_sessions: int = 4  # with CLAUDE_CODE: concurrent CLI processes; more get 429
     claude_allow: tuple[str, ...] = ()  # with CLAUDE_CODE: tools the CLI may run itself
@@ -90,6 +98,35 @@ def normalise_upstream(url: str) -> tuple[str, str | None]:
             "(the proxy forwards /v1/messages itself, so /v1 would be doubled)"
         )
     return urlunsplit(parts._replace(path=path)), warning
+
+
+def private_file_problem(path: str) -> str | None:
+    """Why ``path`` cannot hold a private log (see :func:`private_problem`); None when it is
+    absent or fit."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"{path}: {exc.strerror or exc}"
+    return private_problem(path, info)
+
+
+def private_problem(path: str, info: os.stat_result) -> str | None:
+    """Why the file ``info`` describes cannot hold a private log: a symbolic link (its
+    target is chosen by whoever made it), not a regular file, or one others may read or
+    write. The debug log holds request metadata even with every credential redacted."""
+    if stat.S_ISLNK(info.st_mode):
+        return f"{path} is a symbolic link; name the file itself"
+    if not stat.S_ISREG(info.st_mode):
+        return f"{path} is not a regular file"
+    if info.st_mode & 0o077:
+        mode = stat.S_IMODE(info.st_mode)
+        return (
+            f"{path} has mode {mode:04o}; a debug log must be readable by its owner only "
+            f"(chmod 600 {path}, or name a new file)"
+        )
+    return None
 
 
 def bind_problem(host: str, port: int) -> str | None:
@@ -135,9 +172,14 @@ _AT_LEAST_ONE = (
     "max_headers",
     "max_header_bytes",
     "max_sse_event_bytes",
+    "max_response_bytes",
 )
-_ZERO_MEANS = {"outbound_cache_mb": "off", "upstream_keepalive": "no reuse"}
-_POSITIVE = ("timeout", "body_timeout")
+_ZERO_MEANS = {
+    "outbound_cache_mb": "off",
+    "upstream_keepalive": "no reuse",
+    "max_connections": "from the open-file limit",
+}
+_POSITIVE = ("timeout", "body_timeout", "header_timeout")
 
 
 def _flag(name: str) -> str:
@@ -153,6 +195,7 @@ class ServeSettings:
     host: str = "127.0.0.1"
     port: int = 8787
     workers: int = 1
+    shutdown_grace: float = DEFAULT_SHUTDOWN_GRACE
 
     @classmethod
     def check(
@@ -180,6 +223,12 @@ class ServeSettings:
             bad("upstream", f"--upstream must be an http(s) URL, got '{upstream}'")
         elif parts.query or parts.fragment:
             bad("upstream", f"--upstream takes no query string or fragment, got '{upstream}'")
+        elif "@" in parts.netloc:
+            bad(
+                "upstream",
+                "--upstream takes no user name or password (user:pass@host, deprecated by "
+                "RFC 9110); the client's own credentials headers go upstream as sent",
+            )
         else:
             upstream, notice = normalise_upstream(upstream)
             if notice is not None:
@@ -195,8 +244,18 @@ class ServeSettings:
         for name in _POSITIVE:
             if options[name] <= 0:
                 bad(name, f"{_flag(name)} must be positive")
+        folder = options.get("bindings_dir")
+        if folder and not os.path.isdir(folder):
+            bad("bindings_dir", f"--bindings-dir must be a directory, got '{folder}'")
+        grace = options.get("shutdown_grace", DEFAULT_SHUTDOWN_GRACE)
+        if grace < 0:
+            bad("shutdown_grace", "--shutdown-grace must be 0 (cut at once) or more")
         if options["log_prompts"] and not options["debug_log"]:
             bad("log_prompts", "--log-prompts only applies with --debug-log FILE")
+        if options["debug_log"]:
+            refused = private_file_problem(str(options["debug_log"]))
+            if refused is not None:
+                bad("debug_log", f"--debug-log {refused}")
         key = env.get(SEAL_KEY_ENV, "")
         if key and len(key.encode("utf-8")) < MIN_SEAL_KEY_BYTES:
             problems.append(
@@ -215,14 +274,14 @@ class ServeSettings:
             )
         if any(not p.warning for p in problems):
             return None, problems
-        fields = {n: options[n] for n in _PROXY_OPTIONS}
+        fields = {n: options[n] for n in _PROXY_OPTIONS if n in options}
         config = ProxyConfig(
             upstream=upstream,
             rules=tuple(options["rules"] or ()),
-            claude_allow=tuple(options["claude_allow"] or ()),
+            claude_allow=tuple(options.get("claude_allow") or ()),
             **fields,
         )
-        return cls(config, options["host"], options["port"], options["workers"]), problems
+        return cls(config, options["host"], options["port"], options["workers"], grace), problems
 
 
 _PROXY_OPTIONS = (
@@ -236,6 +295,10 @@ _PROXY_OPTIONS = (
     "max_sse_event_bytes",
     "outbound_cache_mb",
     "upstream_keepalive",
+    "header_timeout",
+    "max_connections",
+    "max_response_bytes",
+    "bindings_dir",
     "claude_path",
     "max_sessions",
     "claude_mcp_config",
@@ -251,9 +314,9 @@ def _claude_code_problems(options: Mapping[str, Any]) -> list[tuple[str, str]]:
     problems = []
     if importlib.util.find_spec("claude_agent_sdk") is None:
         problems.append(("upstream", MISSING_SDK))
-    if options["max_sessions"] < 1:
+    if options.get("max_sessions", 1) < 1:
         problems.append(("max_sessions", "--max-sessions must be at least 1"))
-    if options["claude_mcp_config"]:
+    if options.get("claude_mcp_config"):
         try:
             read_mcp_config(options["claude_mcp_config"])
         except ValueError as exc:

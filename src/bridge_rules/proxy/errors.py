@@ -13,6 +13,7 @@ ERROR_TYPES = {
     404: "not_found_error",
     408: "invalid_request_error",
     413: "request_too_large",
+    417: "invalid_request_error",
     429: "rate_limit_error",
     431: "invalid_request_error",
     500: "api_error",

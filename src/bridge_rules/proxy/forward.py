@@ -3,23 +3,30 @@
 Three ways back: untouched (gate closed, errors, other paths, count_tokens),
 a rewritten SSE stream sent event by event as the rewriter yields it, or a
 rewritten JSON message with a recomputed ``content-length`` (the upstream's own
-bytes, decompressed, when the rewrite changed nothing in it).
+bytes, decoded, when the rewrite changed nothing in it).
+
+An answer is rewritten only when it can be read: a status HTTP defines (else 502), every
+content coding undone by ``proxy.coding`` (else it goes back untouched, its
+``Content-Encoding`` kept), and a JSON answer no larger than ``max_response_bytes``
+(else 502). ``text/event-stream`` is matched as a media type (any case, any parameters);
+an answer with no ``Content-Type`` is taken for a stream when the request asked for one.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qsl
 
 import aiohttp
 
 from bridge_rules import jsonio
 from bridge_rules.gcpause import paused
+from bridge_rules.proxy.coding import Decoder, Undecodable, codings, decodable, decoded
 from bridge_rules.proxy.errors import ProxyError, UpstreamAborted, sse_error_event
-from bridge_rules.proxy.headers import filter_headers, is_secret, redact, request_headers
+from bridge_rules.proxy.headers import filter_headers, redact, redact_query, request_headers
 from bridge_rules.proxy.obs import DebugLog
 from bridge_rules.proxy.reply import Message, Reply
 from bridge_rules.proxy.stream import EventTooLarge, StreamWatch, relay, too_large
@@ -29,6 +36,10 @@ from bridge_rules.transform.unmapped import HEADER as UNMAPPED_HEADER
 
 REWRITE_DROP = frozenset({b"content-length", b"content-encoding"})
 DEBUG_STREAM_CAP = 1 << 20  # bytes of a streamed body the debug log keeps (--log-prompts)
+SSE = "text/event-stream"
+NO_CONTENT = frozenset({204, 304})  # answers that never have a body (RFC 9110 6.4.1)
+
+log = logging.getLogger("bridge_rules.proxy")
 
 
 @dataclass
@@ -53,10 +64,9 @@ class Exchange:
 
     def debug_record(self) -> dict[str, Any]:
         rec = self.reply.record
-        query = self.scope.get("query_string", b"").decode("latin-1")
         return {
             **rec.to_dict(),
-            "query": [[k, "<redacted>" if is_secret(k) else v] for k, v in parse_qsl(query)],
+            "query": redact_query(self.scope.get("query_string", b"")),
             "request_headers": redact(self.scope["headers"]),
             **self.debug,
         }
@@ -69,21 +79,46 @@ async def forward(upstream: Upstream, ex: Exchange) -> None:
     messages = ex.scope["path"] == "/v1/messages"
     record = ex.reply.record
     sent = time.perf_counter()
-    response = await upstream.send(ex.scope, headers, ex.body, decompress=rewriting and messages)
+    response = await upstream.send(ex.scope, headers, ex.body)
     try:
         record.upstream_ms = round((time.perf_counter() - sent) * 1000, 3)
         record.upstream_status = response.status
         if ex.debug_log is not None:
             ex.debug["response_headers"] = redact(response.raw_headers)
-        is_sse = response.headers.get("content-type", "").startswith("text/event-stream")
+        if not 200 <= response.status <= 599:  # 1xx are read by aiohttp; a final one is not
+            raise ProxyError(
+                502,
+                f"the upstream answered with status {response.status}, which is not a final "
+                "HTTP status (200-599, RFC 9110 15)",
+            )
+        applied = codings(response.headers.get("content-encoding"))
+        is_sse = _is_sse(response.headers.get("content-type"), record.stream is True)
+        if turn is not None and messages and response.status < 400 and not decodable(applied):
+            log.warning(
+                "not rewriting the answer on %s: the upstream encoded it with %s, which "
+                "bridge-rules cannot decode; it goes to the client as sent",
+                record.path,
+                ", ".join(applied),
+            )
+            turn = None
+        if response.status in NO_CONTENT or ex.scope["method"] == "HEAD":
+            is_sse, turn = False, None  # no body to rewrite, nor to add an error event to
         if turn is None or response.status >= 400 or not messages:
-            await _untouched(upstream, ex, response, is_sse and messages)
+            await _untouched(upstream, ex, response, is_sse and messages, bool(applied))
         elif is_sse:
-            await _stream(upstream, turn, ex, response)
+            await _stream(upstream, turn, ex, response, applied)
         else:
-            await _message(upstream, turn, ex, response)
+            await _message(upstream, turn, ex, response, applied)
     finally:
         response.close()
+
+
+def _is_sse(content_type: str | None, asked: bool) -> bool:
+    """Whether the answer is an SSE stream: its media type, compared without case or
+    parameters (RFC 9110 8.3.1); with no ``Content-Type`` at all, whether one was asked for."""
+    if content_type is None:
+        return asked
+    return content_type.split(";", 1)[0].strip().lower() == SSE
 
 
 async def _send_stream(
@@ -106,6 +141,8 @@ async def _send_stream(
         fault, ex.reply.record.error = read_fault(exc, timeout), "upstream_stream_error"
     except EventTooLarge as exc:
         fault, ex.reply.record.error = too_large(exc), "sse_event_too_large"
+    except Undecodable as exc:
+        fault, ex.reply.record.error = str(exc), "upstream_undecodable"
     else:
         if watch is not None and not watch.finished:
             fault = "the upstream ended the stream before message_stop"
@@ -121,9 +158,8 @@ async def _send_stream(
 
 
 async def _untouched(
-    upstream: Upstream, ex: Exchange, response: aiohttp.ClientResponse, sse: bool
+    upstream: Upstream, ex: Exchange, response: aiohttp.ClientResponse, sse: bool, encoded: bool
 ) -> None:
-    encoded = response.headers.get("content-encoding", "identity") != "identity"
     await ex.reply.start(response.status, filter_headers(response.raw_headers, frozenset()))
     chunks: AsyncIterator[bytes] = response.content.iter_any()
     watch = None
@@ -134,12 +170,19 @@ async def _untouched(
 
 
 async def _stream(
-    upstream: Upstream, turn: Turn, ex: Exchange, response: aiohttp.ClientResponse
+    upstream: Upstream,
+    turn: Turn,
+    ex: Exchange,
+    response: aiohttp.ClientResponse,
+    applied: list[str],
 ) -> None:
     await ex.reply.start(response.status, filter_headers(response.raw_headers, REWRITE_DROP))
+    cap = upstream.config.max_sse_event_bytes
+    body: AsyncIterator[bytes] = response.content.iter_any()
+    if applied:
+        body = decoded(body, Decoder(applied), cap)
     watch = StreamWatch()
-    events = relay(response.content.iter_any(), upstream.config.max_sse_event_bytes, watch)
-    chunks = turn.stream_async(events)
+    chunks = turn.stream_async(relay(body, cap, watch))
     try:
         await _send_stream(ex, chunks, upstream.config.timeout, watch)
     finally:
@@ -157,14 +200,49 @@ def _same(rewritten: Any, message: dict[str, Any]) -> bool:
     return all(k in rewritten and rewritten[k] is v for k, v in message.items())
 
 
-async def _message(
-    upstream: Upstream, turn: Turn, ex: Exchange, response: aiohttp.ClientResponse
-) -> None:
+async def _read_capped(
+    response: aiohttp.ClientResponse, applied: list[str], cap: int, timeout: float
+) -> bytes:
+    """The whole answer, decoded; 502 once it is (or says it will be) over ``cap`` bytes,
+    so an answer the proxy must parse never takes more than that of a worker's memory."""
+
+    def too_big(size: int) -> ProxyError:
+        return ProxyError(
+            502,
+            f"the upstream's answer is over {cap} bytes ({size} read); bridge-rules rewrites "
+            "answers up to that size (bridge-rules serve --max-response-bytes)",
+        )
+
+    declared = response.content_length
+    if declared is not None and declared > cap:
+        raise too_big(declared)
+    decoder = Decoder(applied) if applied else None
+    chunks: list[bytes] = []
+    size = 0
     try:
-        data = await response.read()
+        async for chunk in response.content.iter_any():
+            data = decoder.feed(chunk, cap - size) if decoder is not None else chunk
+            size += len(data)
+            if size > cap:
+                raise too_big(size)
+            chunks.append(data)
+    except Undecodable as exc:
+        raise ProxyError(502, str(exc)) from None
     except READ_ERRORS as exc:
         status = 502 if isinstance(exc, aiohttp.ClientPayloadError) else 504
-        raise ProxyError(status, read_fault(exc, upstream.config.timeout)) from None
+        raise ProxyError(status, read_fault(exc, timeout)) from None
+    return b"".join(chunks)
+
+
+async def _message(
+    upstream: Upstream,
+    turn: Turn,
+    ex: Exchange,
+    response: aiohttp.ClientResponse,
+    applied: list[str],
+) -> None:
+    config = upstream.config
+    data = await _read_capped(response, applied, config.max_response_bytes, config.timeout)
     with paused():
         try:
             message = jsonio.loads(data)

@@ -3,13 +3,20 @@
 Hop-by-hop headers (RFC 9110 7.6.1) describe one connection, not the message, so
 they are dropped in both directions, together with any header the ``Connection``
 header names. ``content-length`` is dropped because the proxy recomputes it for
-bodies it rewrites; ``host`` because it names the proxy, not the upstream.
+bodies it rewrites; ``host`` because it names the proxy, not the upstream; ``expect``
+because the proxy has met the expectation itself (RFC 9110 10.1.1): it reads the whole
+body before it forwards, so an upstream that never sends ``100 Continue`` must not hold
+the request (aiohttp waits for one, unbounded, when the header is forwarded).
+
+The debug log keeps a header's or query parameter's value only when :data:`LOGGED_HEADERS`
+or :data:`LOGGED_QUERY` names it: a credential has no fixed name (session ids, CSRF
+tokens, ``?sig=``), so anything not known to be harmless is redacted.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
+from urllib.parse import parse_qsl
 
 HOP_BY_HOP = frozenset(
     {
@@ -27,8 +34,31 @@ HOP_BY_HOP = frozenset(
 
 Raw = list[tuple[bytes, bytes]]
 
-_SECRET = re.compile(r"(?i)(key|token|secret|auth|cookie|password|credential|signature)")
 REDACTED = "<redacted>"
+LOGGED_HEADERS = frozenset(
+    {
+        "accept",
+        "accept-encoding",
+        "anthropic-beta",
+        "anthropic-version",
+        "cache-control",
+        "content-encoding",
+        "content-length",
+        "content-type",
+        "date",
+        "expect",
+        "host",
+        "request-id",
+        "retry-after",
+        "transfer-encoding",
+        "user-agent",
+        "via",
+        "x-request-id",
+    }
+)
+"""Headers whose values describe the message, never who sent it; every other is redacted."""
+LOGGED_QUERY = frozenset({"beta"})
+"""Query parameters the Messages API defines (``?beta=true``); every other is redacted."""
 
 
 def filter_headers(headers: Iterable[tuple[bytes, bytes]], drop: frozenset[bytes]) -> Raw:
@@ -41,7 +71,7 @@ def filter_headers(headers: Iterable[tuple[bytes, bytes]], drop: frozenset[bytes
     return [(n, v) for n, v in lowered if n not in HOP_BY_HOP and n not in drop]
 
 
-REQUEST_DROP = frozenset({b"host", b"content-length"})
+REQUEST_DROP = frozenset({b"host", b"content-length", b"expect"})
 
 
 def request_headers(client: Iterable[tuple[bytes, bytes]], identity: bool) -> Raw:
@@ -54,13 +84,28 @@ def request_headers(client: Iterable[tuple[bytes, bytes]], identity: bool) -> Ra
     return out
 
 
-def is_secret(name: str) -> bool:
-    return bool(_SECRET.search(name))
-
-
 def redact(headers: Iterable[tuple[bytes, bytes]]) -> list[list[str]]:
-    """Headers as printable pairs with every credential-looking value replaced."""
-    return [
-        [n.decode("latin-1"), REDACTED if is_secret(n.decode("latin-1")) else v.decode("latin-1")]
-        for n, v in headers
-    ]
+    """Headers as printable pairs, each value not in :data:`LOGGED_HEADERS` redacted."""
+    out = []
+    for raw_name, raw_value in headers:
+        name = raw_name.decode("latin-1")
+        shown = name.lower() in LOGGED_HEADERS
+        out.append([name, raw_value.decode("latin-1") if shown else REDACTED])
+    return out
+
+
+def redact_query(query: bytes) -> list[list[str]]:
+    """Query parameters as pairs, each value not in :data:`LOGGED_QUERY` redacted."""
+    pairs = parse_qsl(query.decode("latin-1"), keep_blank_values=True)
+    return [[k, v if k.lower() in LOGGED_QUERY else REDACTED] for k, v in pairs]
+
+
+def expectation(headers: Iterable[tuple[bytes, bytes]]) -> bytes | None:
+    """An ``Expect`` the proxy cannot meet (anything but ``100-continue``, RFC 9110 10.1.1:
+    417), or None."""
+    for name, value in headers:
+        if name == b"expect":
+            for part in value.split(b","):
+                if part.strip().lower() != b"100-continue":
+                    return part.strip()
+    return None

@@ -10,6 +10,7 @@ replaced by its length, unless prompts were asked for explicitly.
 
 from __future__ import annotations
 
+import errno
 import logging
 import math
 import os
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from bridge_rules import jsonio
+from bridge_rules.proxy.config import private_problem
 from bridge_rules.proxy.errors import UpstreamAborted
 
 if TYPE_CHECKING:
@@ -206,14 +208,34 @@ def omit_text(value: Any, key: str | None = None, depth: int = 0) -> Any:
     return value
 
 
+class DebugLogRefused(OSError):
+    """The debug log's path is a symbolic link, not a regular file, or open to others."""
+
+
 class DebugLog:
-    """JSON lines appended to a file; safe to share between a worker's requests."""
+    """JSON lines appended to a file; safe to share between a worker's requests.
+
+    Created owner-only (0600): even with prompts omitted it holds ids, tool names and
+    headers. A path that is a symbolic link is refused, not followed (``O_NOFOLLOW``), and
+    so is an existing file others may read, checked on the opened file itself (no window
+    between a check and the open)."""
 
     def __init__(self, path: str | Path, log_prompts: bool = False) -> None:
         self.log_prompts = log_prompts
         self._lock = threading.Lock()
-        # Created owner-only: even with prompts omitted it holds ids, tool names and headers.
-        fd = os.open(Path(path), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+        try:  # O_NONBLOCK: a FIFO without a reader fails (ENXIO) rather than blocks
+            fd = os.open(Path(path), flags | os.O_NONBLOCK, 0o600)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise DebugLogRefused(f"{path} is a symbolic link; name the file itself") from None
+            if exc.errno == errno.ENXIO:
+                raise DebugLogRefused(f"{path} is not a regular file") from None
+            raise
+        problem = private_problem(str(path), os.fstat(fd))
+        if problem is not None:
+            os.close(fd)
+            raise DebugLogRefused(problem)
         self._file: IO[bytes] = os.fdopen(fd, "ab")
 
     def body(self, value: Any) -> Any:

@@ -22,6 +22,7 @@ worker reports every worker's requests, summed.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import secrets
@@ -214,16 +215,14 @@ class OpsApp:
 
     async def _readyz(self, send: Any, head: bool) -> None:
         problem = await self._upstream_problem()
-        if problem is None:
-            status, doc = 200, b'{"status":"ready","rules":"loaded","upstream":"reachable"}'
-        else:
-            status = 503
-            doc = (
-                b'{"status":"not ready","rules":"loaded","upstream":'
-                + _json_string(f"unreachable: {problem}")
-                + b"}"
-            )
-        await _reply(send, status, _JSON, doc, head)
+        ready = problem is None
+        doc = {
+            "status": "ready" if ready else "not ready",
+            "rules": "loaded",
+            "rules_hash": getattr(self.app, "rules_hash", None),  # changes on a reload
+            "upstream": "reachable" if ready else f"unreachable: {problem}",
+        }
+        await _reply(send, 200 if ready else 503, _JSON, json.dumps(doc).encode(), head)
 
     async def _upstream_problem(self) -> str | None:
         async with self._probing:
@@ -263,12 +262,6 @@ def _request_id(scope: Message) -> str:
                 return text
             break
     return secrets.token_hex(16)  # 32 hex digits, as a uuid4's hex
-
-
-def _json_string(text: str) -> bytes:
-    import json
-
-    return json.dumps(text).encode()
 
 
 async def _reply(

@@ -19,7 +19,15 @@ from typing import Any
 import uvicorn
 
 from bridge_rules.gcpause import tune_for_serving
-from bridge_rules.proxy.config import ENV_VAR, MULTIPROC_ENV, ProxyConfig
+from bridge_rules.proxy.app import ProxyApp
+from bridge_rules.proxy.config import (
+    DEFAULT_SHUTDOWN_GRACE,
+    ENV_VAR,
+    MULTIPROC_ENV,
+    ProxyConfig,
+)
+from bridge_rules.proxy.guard import GuardedHttp, limit
+from bridge_rules.proxy.lifecycle import announce, run_many, run_one
 from bridge_rules.proxy.obs import configure_logging
 
 UVICORN_OPTIONS: dict[str, Any] = {
@@ -29,27 +37,46 @@ UVICORN_OPTIONS: dict[str, Any] = {
     "proxy_headers": False,  # the proxy never reads the client address; skip the middleware
     "lifespan": "on",
     "log_level": "warning",
+    "http": GuardedHttp,  # uvicorn's httptools protocol with header and connection limits
 }
 
 
-def serve(config: ProxyConfig, app: Any, host: str, port: int, workers: int) -> None:
-    """Serve ``app`` (the proxy, wrapped by ``proxy.ops``) until interrupted; several workers
-    share one listening socket."""
+def serve(
+    config: ProxyConfig,
+    app: Any,
+    host: str,
+    port: int,
+    workers: int,
+    *,
+    proxy: ProxyApp,
+    grace: float = DEFAULT_SHUTDOWN_GRACE,
+) -> bool:
+    """Serve ``app`` (``proxy``, wrapped by ``proxy.ops``) until SIGTERM or SIGINT, which
+    drain in-flight requests for up to ``grace`` seconds; several workers share one
+    listening socket. False when one worker could not start. Signals and the start line:
+    :mod:`bridge_rules.proxy.lifecycle`."""
     configure_logging()
+    options = {**UVICORN_OPTIONS, "timeout_graceful_shutdown": grace}
     if workers <= 1:
         tune_for_serving()
-        uvicorn.Server(uvicorn.Config(app, host=host, port=port, **UVICORN_OPTIONS)).run()
-        return
+        uv_config = limit(uvicorn.Config(app, host=host, port=port, **options), config)
+        return run_one(
+            uv_config,
+            proxy,
+            lambda: announce(host, port, config, proxy.rules_hash, workers=1),
+        )
     os.environ[ENV_VAR] = config.to_env()
     with _shared_metrics():
-        uvicorn.run(
+        uv_config = uvicorn.Config(
             "bridge_rules.proxy.app:app_from_env",
             factory=True,
             workers=workers,
             host=host,
             port=port,
-            **UVICORN_OPTIONS,
+            **options,
         )
+        run_many(uv_config, config, proxy.rules_hash)
+    return True
 
 
 @contextmanager

@@ -13,11 +13,20 @@ request can, rarely, and fails with a 502 (a POST is not retried: the upstream m
 run it).
 Everything the session needs is imported at start-up, so a request runs no import
 statement and touches no file.
+
+Nothing in the upstream URL becomes a header: credentials written into it
+(``http://user:pass@host``, deprecated by RFC 9110 4.2.4) are refused by ``serve`` and
+dropped here, so aiohttp never adds an ``Authorization`` the client did not send (nor
+refuses the request when the client sent its own). Bodies are never decoded by aiohttp
+(``proxy.coding`` does that, for the answers the proxy rewrites).
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
 
 import aiohttp
 from yarl import URL
@@ -39,7 +48,7 @@ class Upstream:
 
     def __init__(self, config: ProxyConfig) -> None:
         self.config = config
-        self.base = config.base
+        self.base = without_userinfo(config.base)
         self._session: aiohttp.ClientSession | None = None
 
     def session(self) -> aiohttp.ClientSession:
@@ -77,28 +86,73 @@ class Upstream:
             url += "?" + scope["query_string"].decode("latin-1")
         return URL(url, encoded=True)
 
-    async def send(
-        self, scope: Message, headers: Raw, body: bytes, decompress: bool
-    ) -> aiohttp.ClientResponse:
-        """The upstream's response, its body not read yet; a fault before it is a ProxyError."""
+    async def send(self, scope: Message, headers: Raw, body: bytes) -> aiohttp.ClientResponse:
+        """The upstream's response, its body not read yet; a fault before it is a ProxyError.
+
+        ``--timeout`` bounds silence both ways: aiohttp's read timeout covers the wait for
+        the answer, and a body larger than the socket buffers is handed over in pieces,
+        each of which must be taken within the timeout (aiohttp has no write timeout, so
+        an upstream that never reads the body would otherwise hold the request for ever).
+        """
         pairs = [(n.decode("latin-1"), v.decode("latin-1")) for n, v in headers]
+        timeout = self.config.timeout
         try:
-            return await self.session().request(
-                scope["method"],
-                self.url(scope),
-                headers=pairs,
-                data=body or None,
-                allow_redirects=False,
-                auto_decompress=decompress,
-            )
+            async with _deadline() as deadline:
+                data: Any = body or None
+                if deadline is not None and len(body) > _PACED:
+                    pairs.append(("Content-Length", str(len(body))))  # else sent chunked
+                    data = _paced(body, deadline, timeout)
+                return await self.session().request(
+                    scope["method"],
+                    self.url(scope),
+                    headers=pairs,
+                    data=data,
+                    allow_redirects=False,
+                )
         except asyncio.TimeoutError:
-            raise ProxyError(
-                504, f"the upstream did not answer within {self.config.timeout:g}s"
-            ) from None
+            late = deadline is not None and deadline.when() is not None
+            what = "did not take the request body" if late else "did not answer"
+            raise ProxyError(504, f"the upstream {what} within {timeout:g}s") from None
         except aiohttp.ClientError as exc:
             raise ProxyError(
                 502, f"cannot reach the upstream: {type(exc).__name__}: {exc}"
             ) from None
+
+
+_PACED = 64 * 1024
+"""Bodies larger than this are handed to aiohttp piece by piece, each under the timeout."""
+_timeout: Any = getattr(asyncio, "timeout", None)
+
+
+@asynccontextmanager
+async def _deadline() -> AsyncIterator[Any]:
+    """An ``asyncio.Timeout`` with no deadline yet (Python 3.11+), or None on 3.10."""
+    if _timeout is None:
+        yield None
+        return
+    async with _timeout(None) as deadline:
+        yield deadline
+
+
+async def _paced(body: bytes, deadline: Any, timeout: float) -> AsyncIterator[memoryview]:
+    """``body`` in pieces; each must be taken (aiohttp drains the socket between them)
+    within ``timeout`` of the last. Once all is taken, the deadline is lifted: the wait
+    for the answer is bounded by the read timeout instead."""
+    loop = asyncio.get_running_loop()
+    view = memoryview(body)
+    for start in range(0, len(body), _PACED):
+        deadline.reschedule(loop.time() + timeout)
+        yield view[start : start + _PACED]
+    deadline.reschedule(None)
+
+
+def without_userinfo(url: str) -> str:
+    """``url`` without ``user:password@`` (the rest, percent-encoding included, as written)."""
+    scheme, sep, rest = url.partition("://")
+    authority, slash, path = rest.partition("/")
+    if "@" not in authority:
+        return url
+    return scheme + sep + authority.rpartition("@")[2] + slash + path
 
 
 def read_fault(exc: BaseException, timeout: float) -> str:

@@ -186,6 +186,7 @@ def _finish(
         dropped=result.dropped,
         gate_reason=result.gate_reason,
         rejected=result.rejected,
+        shapes=result.shapes,
         fields=fields,
         reused=reused,
         stored=stored,

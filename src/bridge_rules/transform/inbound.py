@@ -7,6 +7,7 @@ from typing import Any
 
 from bridge_rules.calls import inbound_call
 from bridge_rules.runtime import Runtime
+from bridge_rules.schemas.book import Shapes
 from bridge_rules.transform.recover import recover_tool_calls
 from bridge_rules.transform.references import references_in
 from bridge_rules.transform.results import CallSealer
@@ -23,6 +24,7 @@ def rewrite_block(
     block: Any,
     registered: tuple[str, ...] | None,
     sealer: CallSealer | None = None,
+    shapes: Shapes | None = None,
 ) -> Any:
     """A ``tool_use`` block with its name mapped back and its input adapted; others as they are."""
     if not isinstance(block, dict) or block.get("type") != "tool_use":
@@ -34,7 +36,7 @@ def rewrite_block(
         local = rt.inbound_name(name, registered)
         return block if local is None or local == name else {**block, "name": local}
     args = block["input"]
-    call = inbound_call(rt, name, args, registered)
+    call = inbound_call(rt, name, args, registered, shapes)
     ident = block.get("id")
     sealed = sealer.seal(ident, call) if sealer is not None and isinstance(ident, str) else ident
     if call.name == name and call.arguments is args and sealed == ident:
@@ -60,13 +62,16 @@ def rewrite_message(
     registered: Iterable[str] | None = None,
     sealer: CallSealer | None = None,
     report: InboundReport | None = None,
+    *,
+    shapes: Shapes | None = None,
 ) -> Any:
     """A new message with tool calls in local shape; unknown tools and shapes untouched.
 
     ``sealer``: gives each call, once adapted, the id it goes back with (see
     :class:`~bridge_rules.transform.results.CallSealer`);
     ``report``: receives the names mapped back, and the calls ``inbound.unmapped`` found
-    (``warn`` and ``error``).
+    (``warn`` and ``error``); ``shapes``: the request's schema conversions
+    (``OutboundResult.shapes``), so calls come back in the agent's shape.
     """
     if not isinstance(message, dict):
         return message
@@ -77,7 +82,7 @@ def rewrite_message(
         return out
     new_content: list[Any] | None = None
     for i, block in enumerate(content):
-        new_block = rewrite_block(rt, block, reg, sealer)
+        new_block = rewrite_block(rt, block, reg, sealer, shapes)
         if new_block is not block:
             if new_content is None:
                 new_content = list(content)
@@ -87,7 +92,7 @@ def rewrite_message(
     if new_content is not None:
         out["content"] = new_content
     if rt.plan.recover_tool_calls:
-        recover_tool_calls(rt, out, reg, sealer)
+        recover_tool_calls(rt, out, reg, sealer, shapes)
     if rt.rules.unmapped != "pass":
         UnmappedPolicy(rt, reg, report).message(out)
     return out

@@ -12,7 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from bridge_rules.calls import wire_schema
+from bridge_rules.callids import IdRule, id_rule, wire_id
+from bridge_rules.calls import wire_conversion, wire_description
 from bridge_rules.runtime import Runtime
 from bridge_rules.schemas import Shape
 from bridge_rules.textplan import API, Plan
@@ -44,6 +45,10 @@ class Outcome:
     rejected: str | None = None
     """Why the request must not be sent (``wire_names``: an invalid or shared wire name); the
     proxy answers it with a 400 ``invalid_request_error``."""
+    shapes: Mapping[str, Shape] = field(default_factory=dict)
+    """How calls to the tools sent cross their schema conversion (``schemas:``), by local
+    name: hand them to ``inbound`` with ``registered`` so the answer comes back in the
+    agent's shape."""
 
 
 @dataclass
@@ -79,8 +84,11 @@ class Rewriter:
         """Whether ``tool_reference`` names are renamed (the tools allow tool search)."""
         self.history = rt.history
         self.seals = seals(rt)
-        self.schema_shapes: dict[str, Shape | None] = {}
-        """The schema conversion of each tool this request sent (None: arguments unchanged)."""
+        self.shapes: dict[str, Shape] = {}
+        """How calls cross the schema conversion of each tool this request sent, where it
+        changes them (``bridge_rules.schemas``): this request's own, never a worker's."""
+        self.shape_keys: list[tuple[str, bytes | None]] = []
+        self.ids: IdRule = id_rule(target_of(rt))
 
     def wire(self, name: str) -> str:
         if name in self.typed:
@@ -126,10 +134,18 @@ class Rewriter:
                 new_tool = {**tool, "name": wire}
             if "input_schema" in tool:
                 schema = tool["input_schema"]
-                advertised = wire_schema(self.rt, name, schema)
-                self.schema_shapes[name] = self.rt.schema_book.shapes.get(name)
+                key, conversion = wire_conversion(self.rt, name, schema)
+                advertised = conversion.schema
+                if not conversion.shape.identity:
+                    self.shapes[name] = conversion.shape
+                    self.shape_keys.append((name, key))
                 if advertised is not schema and advertised != schema:
                     new_tool = {**new_tool, "input_schema": advertised}
+            if name in self.rt.descriptions:
+                said = tool.get("description")
+                sent = wire_description(self.rt, name, said)
+                if sent != said:
+                    new_tool = {**new_tool, "description": sent}
             changed = changed or new_tool is not tool
             out.append(new_tool)
         return out if changed else None
@@ -144,7 +160,7 @@ class Rewriter:
         args = block["input"]
         wire, convert = self.history.get(name) or self.rt.history_plan(name)
         new_args = convert(args) if convert is not None else args
-        shape = self.schema_shapes.get(name)
+        shape = self.shapes.get(name)
         if shape is not None:
             new_args = shape.forward(new_args)
         if wire == name:
@@ -165,14 +181,14 @@ class Rewriter:
                 return {**block, "name": wire}
         return block
 
-    def history_key(self) -> tuple[frozenset[str], bool]:
+    def history_key(self) -> tuple[frozenset[str], bool, frozenset[tuple[str, bytes | None]]]:
         """Everything :meth:`messages` reads besides the rules and the messages themselves.
 
         Two rewriters with equal keys over one runtime rewrite any message to equal
         output, so the outbound cache stores a message's output under this key
         (``transform.cached``). A new input of :meth:`messages` belongs here too.
         """
-        return frozenset(self.typed), self.search
+        return frozenset(self.typed), self.search, frozenset(self.shape_keys)
 
     def messages(self, messages: list[Any]) -> list[Any] | None:
         """Every message's own rewrite: sealed ids opened (:mod:`bridge_rules.transform.results`,
@@ -199,10 +215,12 @@ class Rewriter:
                 kind = block.get("type")
                 if kind == "tool_use":
                     new_block = tool_use(block if seals is None else seals.tool_use(block))
+                    new_block = self._valid_id(new_block, "id")
                 elif kind == "tool_result":
                     new_block = block if seals is None else seals.tool_result(block)
                     if "name" in new_block:
                         new_block = tool_result(new_block)
+                    new_block = self._valid_id(new_block, "tool_use_id")
                     if search:
                         new_block = rename_references(new_block, rename)
                 elif search and holds_references(kind):
@@ -220,6 +238,14 @@ class Rewriter:
                 new_message["content"] = new_content
                 out[i] = new_message
         return out
+
+    def _valid_id(self, block: dict[str, Any], key: str) -> dict[str, Any]:
+        """The block with its id as the target accepts it (:mod:`bridge_rules.callids`): the
+        same function of the id alone for a call and its result, so they stay paired."""
+        value = block.get(key)
+        if type(value) is not str or self.ids.valid(value):
+            return block
+        return {**block, key: wire_id(value, self.ids)}
 
     def run_alone(
         self, messages: list[Any]
@@ -245,8 +271,8 @@ class Rewriter:
         self.dropped = list(done.dropped)
         self.renames = dict(done.renames)
         self.search = done.search
-        self.schema_shapes = dict(done.schema_shapes)
-        self.rt.schema_book.adopt(done.schema_shapes)
+        self.shapes = dict(done.shapes)
+        self.shape_keys = list(done.shape_keys)
 
     def add_renames(self, renames: tuple[tuple[str, str], ...]) -> None:
         """Renames a cached message brought, in the order the uncached walk would add them."""
@@ -286,6 +312,11 @@ class Rewriter:
         return system if out is None else out
 
 
+def target_of(rt: Runtime) -> str | None:
+    """The schema target the rules name (``schemas: {target: ...}``), whose id rule applies."""
+    return rt.rules.schemas.target
+
+
 def _apply(ops: tuple[Any, ...], text: str) -> str:
     for op in ops:
         text = op.apply(text)
@@ -313,10 +344,11 @@ class ToolsOutcome:
     """Whether the history may hold ``tool_reference`` blocks (``uses_tool_search``)."""
     verdict: Verdict
     """What ``wire_names`` says of the tools as sent."""
-    schema_shapes: tuple[tuple[str, Shape | None], ...] = ()
-    """How each tool's calls cross its schema conversion (None: unchanged); a remembered
-    outcome puts them back in the rule set's schema book, so calls of this request come
-    back through this request's schemas."""
+    shapes: Mapping[str, Shape] = field(default_factory=dict)
+    """How calls of the tools whose schema conversion changes them cross it: this request's
+    own, handed to its answer (``Outcome.shapes``) and to its history replay."""
+    shape_keys: tuple[tuple[str, bytes | None], ...] = ()
+    """The same, named by each tool's schema bytes: part of the message cache's key."""
 
 
 def tools_outcome(rt: Runtime, tools: list[Any]) -> ToolsOutcome:
@@ -331,7 +363,8 @@ def tools_outcome(rt: Runtime, tools: list[Any]) -> ToolsOutcome:
         tuple(rw.renames.items()),
         uses_tool_search(sent),
         wire_verdict(rt, sent, rw.registered),
-        tuple(rw.schema_shapes.items()),
+        dict(rw.shapes),
+        tuple(rw.shape_keys),
     )
 
 
@@ -406,5 +439,6 @@ def rewrite_with(
         registered=rw.registered,
         dropped=rw.dropped,
         gate_reason=decision.reason,
+        shapes=rw.shapes,
     )
     return apply_verdict(result, verdict)

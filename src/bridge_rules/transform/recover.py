@@ -29,6 +29,7 @@ from typing import Any
 from bridge_rules import jsonio
 from bridge_rules.calls import ToolCall, inbound_call
 from bridge_rules.runtime import Runtime
+from bridge_rules.schemas.book import Shapes
 from bridge_rules.transform.results import CallSealer
 
 OPEN = "<tool_call>"
@@ -77,9 +78,12 @@ def _partial(text: str, tag: str) -> int:
 class TextScanner:
     """Text in any pieces -> releasable text and recovered calls, chunking-independent."""
 
-    def __init__(self, rt: Runtime, registered: tuple[str, ...] | None) -> None:
+    def __init__(
+        self, rt: Runtime, registered: tuple[str, ...] | None, shapes: Shapes | None = None
+    ) -> None:
         self.rt = rt
         self.registered = registered
+        self.shapes = shapes
         self.known = frozenset(rt.known_locals if registered is None else registered)
         self._pending = ""  # outside a tag: text not yet released
         self._space = ""  # inside a tag: the whitespace run held before it
@@ -192,7 +196,7 @@ class TextScanner:
         parsed = _parse(body)
         if parsed is None:
             return None
-        call = inbound_call(self.rt, parsed[0], parsed[1], self.registered)
+        call = inbound_call(self.rt, parsed[0], parsed[1], self.registered, self.shapes)
         if call.name not in self.known:
             return None
         return call
@@ -224,6 +228,7 @@ def recover_tool_calls(
     message: dict[str, Any],
     registered: tuple[str, ...] | None,
     sealer: CallSealer | None = None,
+    shapes: Shapes | None = None,
 ) -> None:
     """Rewrite ``message`` (already a private copy) in place: text tags -> tool_use blocks."""
     content = message.get("content")
@@ -243,7 +248,7 @@ def recover_tool_calls(
         if not isinstance(text, str) or block.get("type") != "text" or OPEN not in text:
             out.append(block)
             continue
-        scanner = TextScanner(rt, registered)
+        scanner = TextScanner(rt, registered, shapes)
         pieces = merge_text(scanner.feed(text) + scanner.finish())
         if not any(isinstance(p, Recovered) for p in pieces):
             out.append(block)

@@ -23,10 +23,14 @@ runs the command as the model wrote it.
 
 from __future__ import annotations
 
+import base64
+import binascii
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 from bridge_rules import jsonio
-from bridge_rules.calls import ToolCall
+from bridge_rules.bindings.output import OutputPlan
+from bridge_rules.calls import OUTPUT_NOTE, ToolCall
 from bridge_rules.repair.extract import run_pipeline
 from bridge_rules.repair.rules import NOTE_KEY, PipelineNote
 from bridge_rules.runtime import Runtime
@@ -115,11 +119,104 @@ class PipelineSeals:
         return new
 
 
-def seals(rt: Runtime) -> PipelineSeals | None:
-    """The runtime's seals, when it strips pipelines and has a key to carry them with."""
-    if rt.sealer is None or not rt.stripping_tools:
+OUTPUT_MARK = "_bro"
+_B32 = frozenset("abcdefghijklmnopqrstuvwxyz234567")
+
+
+def _tag(call_id: str, local: str, args: Mapping[str, Any]) -> str:
+    data = base64.b32encode(jsonio.dumps([local, args])).decode("ascii")
+    return f"{call_id}{OUTPUT_MARK}{data.rstrip('=').lower()}"
+
+
+def _untag(value: object) -> tuple[str, str, dict[str, Any]] | None:
+    """(original id, local tool, arguments) of an id :func:`_tag` made; None for any other."""
+    if not isinstance(value, str):
         return None
-    return PipelineSeals(rt.sealer, rt.stripping_tools)
+    at = value.rfind(OUTPUT_MARK)
+    data = value[at + len(OUTPUT_MARK) :]
+    if at < 0 or not data or not _B32.issuperset(data):
+        return None
+    try:
+        raw = base64.b32decode(data.upper() + "=" * (-len(data) % 8))
+        decoded = jsonio.loads(raw)
+    except (binascii.Error, ValueError):
+        return None
+    match decoded:
+        case [str(local), dict(args)]:
+            return value[:at], local, args
+    return None
+
+
+class CallSeals:
+    """The :class:`CallSealer` of a runtime, and its opener on the next request: pipelines
+    stripped by repair (authenticated, :class:`PipelineSeals`) and the arguments a
+    binding's ``output:`` operations read, carried in the call's id.
+
+    An output tag is ``<id>_bro<base32 of [local tool, arguments]>``, unauthenticated: it
+    only chooses how a result the agent made is shown to the model, which the client and
+    the upstream could do themselves, and it opens only for a tool whose binding has
+    output operations. The pipeline seal goes around it, so it is opened first.
+    """
+
+    __slots__ = ("_outputs", "_pipelines")
+
+    def __init__(self, pipelines: PipelineSeals | None, outputs: Mapping[str, OutputPlan]) -> None:
+        self._pipelines = pipelines
+        self._outputs = outputs
+
+    def may_seal(self, local_name: str) -> bool:
+        pipelines = self._pipelines
+        return local_name in self._outputs or (
+            pipelines is not None and pipelines.may_seal(local_name)
+        )
+
+    def seal(self, call_id: str, call: ToolCall) -> str:
+        args = call.notes.get(OUTPUT_NOTE)
+        if isinstance(args, dict) and call.name in self._outputs:
+            call_id = _tag(call_id, call.name, args)
+        return call_id if self._pipelines is None else self._pipelines.seal(call_id, call)
+
+    def tool_use(self, block: dict[str, Any]) -> dict[str, Any]:
+        """A history ``tool_use`` as the model made it: its id and command restored."""
+        if self._pipelines is not None:
+            block = self._pipelines.tool_use(block)
+        opened = self._open(block.get("id"))
+        return block if opened is None else {**block, "id": opened[0]}
+
+    def tool_result(self, block: dict[str, Any]) -> dict[str, Any]:
+        """A ``tool_result`` with its id restored and the stripped stages, then the binding's
+        output operations, applied."""
+        if self._pipelines is not None:
+            block = self._pipelines.tool_result(block)
+        opened = self._open(block.get("tool_use_id"))
+        if opened is None:
+            return block
+        call_id, plan, args = opened
+        new = {**block, "tool_use_id": call_id}
+        if "content" in block:
+            new["content"] = plan.reshape(block["content"], block.get("is_error") is True, args)
+        return new
+
+    def _open(self, value: object) -> tuple[str, OutputPlan, dict[str, Any]] | None:
+        if not self._outputs:
+            return None
+        opened = _untag(value)
+        if opened is None:
+            return None
+        call_id, local, args = opened
+        plan = self._outputs.get(local)
+        return None if plan is None else (call_id, plan, args)
+
+
+def seals(rt: Runtime) -> CallSeals | None:
+    """The runtime's seals: pipelines when it strips them and has a key to carry them with,
+    output arguments when a binding reshapes results; None when there is nothing to carry."""
+    pipelines = None
+    if rt.sealer is not None and rt.stripping_tools:
+        pipelines = PipelineSeals(rt.sealer, rt.stripping_tools)
+    if pipelines is None and not rt.outputs:
+        return None
+    return CallSeals(pipelines, rt.outputs)
 
 
 def _filtered(content: Any, note: PipelineNote) -> Any:

@@ -33,6 +33,7 @@ from typing import Any
 from bridge_rules import jsonio
 from bridge_rules.calls import ToolCall, adapts_arguments, inbound_call
 from bridge_rules.runtime import Runtime
+from bridge_rules.schemas.book import Shapes
 from bridge_rules.transform.framing import Event, EventStream, Framed, Piece
 from bridge_rules.transform.inbound import freeze
 from bridge_rules.transform.references import references_in
@@ -69,9 +70,11 @@ class CallPass:
         registered: tuple[str, ...] | None,
         sealer: CallSealer | None = None,
         report: InboundReport | None = None,
+        shapes: Shapes | None = None,
     ) -> None:
         self.rt = rt
         self.registered = registered
+        self.shapes = shapes
         self.sealer = sealer
         self.report = report  # receives the names mapped back
         self._held: dict[int, _Held] = {}
@@ -198,14 +201,15 @@ class CallPass:
         if plan is None:
             local = rt.inbound_name(name, reg)
             sealing = self.sealer is not None and self.sealer.may_seal(local or name)
-            plan = self._plans[name] = (local, adapts_arguments(rt, name, reg), sealing)
+            adapts = adapts_arguments(rt, name, reg, self.shapes)
+            plan = self._plans[name] = (local, adapts, sealing)
         local, adapts, sealing = plan
         new_block = block
         held = None
         if adapts or sealing:
             args = block.get("input")
             if isinstance(args, dict) and args:  # whole input up front: adapt it here
-                call = inbound_call(rt, name, args, reg)
+                call = inbound_call(rt, name, args, reg, self.shapes)
                 new_block = {**block, "name": call.name, "input": call.arguments}
                 new_id = self._sealed(block.get("id"), call)
                 if new_id != block.get("id"):
@@ -264,7 +268,7 @@ class CallPass:
             return None
         if not isinstance(args, dict):
             return None
-        call = inbound_call(self.rt, held.wire, args, self.registered)
+        call = inbound_call(self.rt, held.wire, args, self.registered, self.shapes)
         if held.start is None:  # not sealed at the stop: noted here, as the id went out
             self._sealed(held.id, call)
         return call
@@ -292,6 +296,7 @@ class StreamRewriter(EventStream):
         registered: Iterable[str] | None = None,
         sealer: CallSealer | None = None,
         report: InboundReport | None = None,
+        shapes: Shapes | None = None,
     ) -> None:
         self.registered = freeze(registered)
-        super().__init__([CallPass(rt, self.registered, sealer, report)])
+        super().__init__([CallPass(rt, self.registered, sealer, report, shapes)])

@@ -29,6 +29,7 @@ from typing import Any, Protocol
 
 from bridge_rules import jsonio
 from bridge_rules.runtime import Runtime
+from bridge_rules.schemas.book import Shapes
 from bridge_rules.transform.framing import NOT_JSON, Event, EventStream, Pass, Piece, events_in
 from bridge_rules.transform.inbound import freeze
 from bridge_rules.transform.recover import (
@@ -65,9 +66,11 @@ class SecondPass:
         registered: tuple[str, ...] | None,
         sealer: CallSealer | None = None,
         report: InboundReport | None = None,
+        shapes: Shapes | None = None,
     ) -> None:
         self.rt = rt
         self.registered = registered
+        self.shapes = shapes
         self.sealer = sealer
         self.recover = rt.plan.recover_tool_calls
         self.policy = UnmappedPolicy(rt, registered, report)
@@ -174,7 +177,7 @@ class SecondPass:
     def _start(self, event: Event, data: dict[str, Any], index: int, out: list[Piece]) -> None:
         block = data.get("content_block")
         if self.recover and isinstance(block, dict) and block.get("type") == "text":
-            scanner = TextScanner(self.rt, self.registered)
+            scanner = TextScanner(self.rt, self.registered, self.shapes)
             text = _Text(event, data, scanner)
             self._text[index] = text
             initial = block.get("text")
@@ -352,13 +355,14 @@ def open_rewriter(
     registered: Iterable[str] | None = None,
     sealer: CallSealer | None = None,
     report: InboundReport | None = None,
+    shapes: Shapes | None = None,
 ) -> ChunkRewriter:
     """The passes a stream needs over one framing: the calls mapped back, then, only for
     ``<tool_call>`` recovery or an ``inbound.unmapped`` policy, :class:`SecondPass`."""
     reg = freeze(registered)
-    passes: list[Pass] = [CallPass(rt, reg, sealer, report)]
+    passes: list[Pass] = [CallPass(rt, reg, sealer, report, shapes)]
     if rt.plan.recover_tool_calls or rt.rules.unmapped != "pass":
-        passes.append(SecondPass(rt, reg, sealer, report))
+        passes.append(SecondPass(rt, reg, sealer, report, shapes))
     return EventStream(passes)
 
 
@@ -368,8 +372,10 @@ def rewrite_stream(
     registered: Iterable[str] | None = None,
     sealer: CallSealer | None = None,
     report: InboundReport | None = None,
+    *,
+    shapes: Shapes | None = None,
 ) -> Iterator[bytes]:
-    rw = open_rewriter(rt, registered, sealer, report)
+    rw = open_rewriter(rt, registered, sealer, report, shapes)
     for chunk in chunks:
         out = rw.feed(chunk)
         if out:
@@ -385,8 +391,10 @@ async def rewrite_stream_async(
     registered: Iterable[str] | None = None,
     sealer: CallSealer | None = None,
     report: InboundReport | None = None,
+    *,
+    shapes: Shapes | None = None,
 ) -> AsyncIterator[bytes]:
-    rw = open_rewriter(rt, registered, sealer, report)
+    rw = open_rewriter(rt, registered, sealer, report, shapes)
     async for chunk in chunks:
         out = rw.feed(chunk)
         if out:

@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bridge_rules.runtime import Runtime
+from bridge_rules.schemas.book import Shapes
 from bridge_rules.transform.cached import OutboundBytes, rewrite_outbound_bytes
 from bridge_rules.transform.inbound import rewrite_message
-from bridge_rules.transform.results import PipelineSeals, seals
+from bridge_rules.transform.results import CallSeals, seals
 from bridge_rules.transform.stream import rewrite_stream, rewrite_stream_async
 from bridge_rules.transform.unmapped import InboundReport
 
@@ -29,7 +30,7 @@ class Turn:
 
     runtime: Runtime
     outcome: OutboundBytes
-    sealer: PipelineSeals | None
+    sealer: CallSeals | None
     report: InboundReport = field(default_factory=InboundReport)
     """Names mapped back and unmapped calls, filled by :meth:`message` and the streams."""
 
@@ -43,6 +44,11 @@ class Turn:
         return tuple(self.outcome.registered)
 
     @property
+    def shapes(self) -> Shapes:
+        """How calls to this request's tools cross their schema conversion."""
+        return self.outcome.shapes
+
+    @property
     def gate_open(self) -> bool:
         return self.outcome.gate_open
 
@@ -52,15 +58,21 @@ class Turn:
 
     def message(self, message: Any) -> Any:
         """A non-streaming response message in local terms (a new dict)."""
-        return rewrite_message(self.runtime, message, self.registered, self.sealer, self.report)
+        return rewrite_message(
+            self.runtime, message, self.registered, self.sealer, self.report, shapes=self.shapes
+        )
 
     def stream(self, chunks: Iterable[bytes]) -> Iterator[bytes]:
         """An SSE response rewritten chunk by chunk; any chunking works."""
-        return rewrite_stream(self.runtime, chunks, self.registered, self.sealer, self.report)
+        return rewrite_stream(
+            self.runtime, chunks, self.registered, self.sealer, self.report, shapes=self.shapes
+        )
 
     def stream_async(self, chunks: AsyncIterable[bytes]) -> AsyncIterator[bytes]:
         """:meth:`stream` over an async iterable (an ASGI or aiohttp body)."""
-        return rewrite_stream_async(self.runtime, chunks, self.registered, self.sealer, self.report)
+        return rewrite_stream_async(
+            self.runtime, chunks, self.registered, self.sealer, self.report, shapes=self.shapes
+        )
 
 
 def start_turn(

@@ -150,11 +150,36 @@ def _has_calls(blocks: Iterable[Any]) -> bool:
     return any(isinstance(b, dict) and b.get("type") == "tool_use" for b in blocks)
 
 
+_LEADING = re.compile(r"mcp__[^_]+__|[A-Za-z0-9]+_")
+"""One leading segment a gateway may have added: an MCP server prefix, or ``word_``."""
+
+
+def _probes(rt: Runtime, name: str) -> list[str]:
+    """``name``, then what the rules' inbound strips leave of it (suffixes, prefixes,
+    patterns), then the name without one leading segment: a ``proxy_Grep`` is compared as
+    ``Grep`` too, so the hint points at ``grep`` and the strip that would map it."""
+    probes = [name]
+    for strip in rt.rules.strips:
+        tail = name[len(name) - len(strip.suffix) :]
+        folded = strip.case != "exact" and tail.lower() == strip.suffix.lower()
+        if (tail == strip.suffix or folded) and len(name) > len(strip.suffix):
+            probes.append(name[: -len(strip.suffix)])
+    probes += [candidate for candidate, _what, _span in rt.rules.gateway.candidates(name)]
+    leading = _LEADING.match(name)
+    if leading is not None and leading.end() < len(name):
+        probes.append(name[leading.end() :])
+    return list(dict.fromkeys(probes))
+
+
 def _closest(rt: Runtime, name: str, known: frozenset[str]) -> tuple[str, ...]:
-    """Registered local names close to ``name``, by local or wire spelling."""
+    """Registered local names close to ``name`` (or to what a strip leaves of it), by local
+    or wire spelling."""
     by_key: dict[str, str] = {}
     for local in sorted(known):
         by_key.setdefault(local.lower(), local)
         by_key.setdefault(rt.outbound_name(local).lower(), local)
-    hits = difflib.get_close_matches(name.lower(), list(by_key), n=6, cutoff=0.6)
-    return tuple(dict.fromkeys(by_key[h] for h in hits))[:3]
+    found: dict[str, None] = {}
+    for probe in _probes(rt, name):
+        for hit in difflib.get_close_matches(probe.lower(), list(by_key), n=6, cutoff=0.6):
+            found.setdefault(by_key[hit], None)
+    return tuple(found)[:3]

@@ -40,6 +40,10 @@ class Compiled:
     reads: tuple[str, ...] = ()
     writes: tuple[str, ...] = ()
     """The field paths read and written, checked against the pinned schemas (BR404/BR405)."""
+    spellings: tuple[tuple[str, str], ...] = ()
+    """(local, wire): how the agent's own tool description names a field the model sees under
+    another name (``edits[].oldText`` is ``old_string``), for the description sent with a
+    swapped schema (``bindings.describe``)."""
 
 
 class OpError(ValueError):

@@ -88,7 +88,17 @@ class Rename(Operation[dict[str, str]]):
             text=text,
             reads=reads,
             writes=writes,
+            spellings=tuple((b, a) for a, b in spec.items() if not a.startswith("$")),
         )
+
+
+def _in_item(array: str, fields: dict[str, str]) -> tuple[tuple[str, str], ...]:
+    """(local, wire) spellings of fields that live in one item of ``array`` on the local side:
+    ``edits[].oldText``, ``edits[0].oldText`` and a bare ``oldText`` all name ``old_string``."""
+    out: list[tuple[str, str]] = []
+    for wire, local in fields.items():
+        out += [(f"{array}[].{local}", wire), (f"{array}[0].{local}", wire), (local, wire)]
+    return tuple(out)
 
 
 def _moved_back(spec: dict[str, str], paths: dict[str, SimplePath | JsonPath]) -> Fn:
@@ -159,6 +169,7 @@ class Wrap(Operation[mb.WrapSpec]):
             text=f"wrap {', '.join(spec.fields)} -> {spec.into}[] as {{{', '.join(back)}}}",
             reads=tuple(spec.fields),
             writes=(spec.into,),
+            spellings=_in_item(spec.into, spec.fields),
         )
 
 
@@ -175,4 +186,5 @@ class Unwrap(Operation[mb.UnwrapSpec]):
             text=f"unwrap {spec.from_}[0] -> {', '.join(spec.fields.values())}",
             reads=(spec.from_,),
             writes=tuple(spec.fields.values()),
+            spellings=tuple((loc, f"{spec.from_}[].{key}") for key, loc in spec.fields.items()),
         )

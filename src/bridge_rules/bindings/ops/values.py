@@ -1,7 +1,9 @@
 """Operations that change a field's value in place: ``coerce``, ``scale`` and ``values``.
 
-Numbers are read exactly (a float through its shortest repr) and written only when a JSON
-number holds the result exactly; anything else is left as the client sent it.
+Numbers are read exactly (a float through its shortest repr). ``scale`` writes the product
+exactly when a JSON number holds it, else the double nearest to it: a unit conversion left
+undone (a timeout 1000 times too long) is a far larger error than the 17th digit. Only a
+product no double can hold (past its range) leaves the value as the client sent it.
 """
 
 from __future__ import annotations
@@ -120,14 +122,30 @@ def json_number(result: Fraction) -> int | float | None:
     return None
 
 
+def nearest_number(result: Fraction) -> int | float | None:
+    """``result`` exactly when a JSON number holds it (:func:`json_number`), else the double
+    nearest to it (int / int division rounds correctly); None when that would overflow, or
+    round a non-zero product to zero."""
+    exact = json_number(result)
+    if exact is not None:
+        return exact
+    try:
+        near = result.numerator / result.denominator
+    except OverflowError:
+        return None
+    if not math.isfinite(near) or near == 0:
+        return None
+    return near
+
+
 def _scaler(path: SimplePath, factor: Fraction) -> Fn:
     def run(work: dict[str, Any]) -> None:
         value = path.get(work)
         exact = exact_number(value)
         if exact is None:
             return
-        result = json_number(exact * factor)
-        if result is not None:  # not representable exactly: left as the client sent it
+        result = nearest_number(exact * factor)
+        if result is not None:  # past a double's range: left as the client sent it
             path.set(work, result)
 
     return run

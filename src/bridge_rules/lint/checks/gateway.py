@@ -20,6 +20,8 @@ def gateway_prefixes(ctx: LintContext) -> Iterator[Diagnostic]:
     """Prefix strips no returned name can carry; collapsing with no prefix to collapse."""
     gateway = ctx.rules.gateway
     for strip in gateway.prefixes:
+        if strip.pattern is not None:
+            continue
         problem = "is empty" if not strip.prefix else name_problem(strip.prefix)
         if problem is not None:
             yield warning(

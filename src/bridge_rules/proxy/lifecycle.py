@@ -1,0 +1,174 @@
+"""``serve``'s life as a process: one start line, a drained stop, a reload on SIGHUP.
+
+What an operator's tool does, as nginx and gunicorn do it:
+
+- **Start**: one log line, once the socket listens, with the address, the rules and their
+  hash, the upstream and the worker count.
+- **SIGTERM, SIGINT**: stop accepting, let in-flight requests finish for up to the grace
+  period, and exit 0. (uvicorn's own server re-raises the signal after its graceful
+  shutdown, so a drained stop exited 143; ours does not.)
+- **SIGHUP**: reload the rules. With one worker the new :class:`~bridge_rules.Engine` is
+  built on a thread while requests go on, then swapped in with one assignment: a request
+  holds the ``Turn`` of the engine it started with, so in-flight requests finish on the old
+  rules. Rules that do not load leave the old ones in place and the located errors are
+  logged. With ``--workers N`` the supervisor checks the rules first (the same way) and only
+  if they load replaces the workers one by one, each new one ready before the old one
+  drains (uvicorn's rolling restart). ``/readyz`` shows the hash each worker answers with.
+
+Every line here is a JSON object with an ``event``, as the access lines are.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import socket
+import threading
+from collections.abc import Callable, Generator
+from contextlib import contextmanager
+from typing import Any
+
+import uvicorn
+from uvicorn.supervisors import Multiprocess
+
+from bridge_rules import jsonio
+from bridge_rules.diagnostics import RulesError
+from bridge_rules.proxy.app import ProxyApp, build_engine
+from bridge_rules.proxy.config import ProxyConfig
+
+log = logging.getLogger("bridge_rules.proxy.lifecycle")
+log.setLevel(logging.INFO)
+
+DRAIN_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def event(name: str, **fields: Any) -> None:
+    """One JSON line on the proxy's log: ``{"event": name, ...}``."""
+    log.info(jsonio.dumps({"event": name, **fields}).decode())
+
+
+def announce(host: str, port: int, config: ProxyConfig, rules_hash: str, workers: int) -> None:
+    """The start line: where it listens, which rules (and their hash), where it forwards."""
+    shown = f"[{host}]" if ":" in host else host
+    event(
+        "serve.start",
+        listen=f"http://{shown}:{port}",
+        rules=list(config.rules) or ["default"],
+        rules_hash=rules_hash,
+        upstream=config.upstream,
+        workers=workers,
+    )
+
+
+def _failed(exc: Exception, previous: str) -> None:
+    errors = [d.line() for d in getattr(exc, "diagnostics", [])] or [str(exc)]
+    event("serve.reload_failed", kept_rules_hash=previous, errors=errors)
+
+
+class OneWorker(uvicorn.Server):
+    """uvicorn's server with the signals above; ``proxy`` is the app whose rules SIGHUP
+    reloads, ``started`` the start line's fields, logged once the socket listens."""
+
+    def __init__(
+        self, config: uvicorn.Config, proxy: ProxyApp, started: Callable[[], None]
+    ) -> None:
+        super().__init__(config)
+        self.proxy = proxy
+        self._started = started
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._reloads: set[asyncio.Task[None]] = set()
+        self._reloading = asyncio.Lock()
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        self._loop = asyncio.get_running_loop()
+        await super().startup(sockets)
+        if self.started:
+            self._started()
+
+    @contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        previous = {sig: signal.signal(sig, self.handle_exit) for sig in DRAIN_SIGNALS}
+        previous[signal.SIGHUP] = signal.signal(signal.SIGHUP, self._hangup)
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+        # Unlike uvicorn, the signal is not raised again: a drained stop is a clean exit.
+
+    def _hangup(self, _signum: int, _frame: object) -> None:
+        if self._loop is not None and not self.should_exit:
+            self._loop.call_soon_threadsafe(self._start_reload)
+
+    def _start_reload(self) -> None:
+        task = asyncio.get_running_loop().create_task(self.reload())
+        self._reloads.add(task)
+        task.add_done_callback(self._reloads.discard)
+
+    async def reload(self) -> None:
+        """Build the rules again off the event loop, then swap them in; one at a time."""
+        async with self._reloading:
+            previous = self.proxy.rules_hash
+            loop = asyncio.get_running_loop()
+            try:
+                engine = await loop.run_in_executor(None, build_engine, self.proxy.config)
+                # the bindings directory read again over the new rules; in-flight requests
+                # keep the Turn of the old engine
+                self.proxy.use_rules(engine)
+            except (RulesError, ValueError, OSError) as exc:
+                _failed(exc, previous)
+                return
+            event("serve.reload", rules_hash=self.proxy.rules_hash, previous=previous)
+
+
+class Supervisor(Multiprocess):
+    """uvicorn's supervisor of ``--workers N``, whose SIGHUP first checks that the rules
+    load (``check`` returns their hash, or raises), then replaces the workers."""
+
+    def __init__(
+        self, config: uvicorn.Config, sockets: list[socket.socket], check: Callable[[], str]
+    ) -> None:
+        super().__init__(config, sockets)
+        self.check = check
+        self.rules_hash = ""
+
+    def handle_hup(self) -> None:
+        try:
+            rules_hash = self.check()
+        except (RulesError, ValueError, OSError) as exc:
+            _failed(exc, self.rules_hash)
+            return
+        self.restart_all()
+        event("serve.reload", rules_hash=rules_hash, previous=self.rules_hash)
+        self.rules_hash = rules_hash
+
+
+def run_one(config: uvicorn.Config, proxy: ProxyApp, started: Callable[[], None]) -> bool:
+    """Serve with one worker in this process until SIGTERM or SIGINT; whether it started
+    (uvicorn logs why it did not, e.g. a port taken since ``serve`` checked it)."""
+    server = OneWorker(config, proxy, started)
+    server.run()
+    return server.started
+
+
+def run_many(config: uvicorn.Config, proxy_config: ProxyConfig, rules_hash: str) -> None:
+    """Serve with ``config.workers`` worker processes under one supervisor, as
+    ``uvicorn.run`` does, with the supervisor above."""
+
+    def check() -> str:
+        from bridge_rules.ruleset import load_runtime
+
+        return load_runtime(list(proxy_config.rules) or None).rules.digest
+
+    sock = config.bind_socket()
+    supervisor = Supervisor(config, [sock], check)
+    supervisor.rules_hash = rules_hash
+    announce(config.host, config.port, proxy_config, rules_hash, config.workers)
+    try:
+        supervisor.run()
+    finally:
+        sock.close()
