@@ -28,7 +28,8 @@ from bridge_rules.proxy.body import (
     read_body,
     unreadable,
 )
-from bridge_rules.proxy.config import ProxyConfig
+from bridge_rules.proxy.claude_code import claude_code_upstream
+from bridge_rules.proxy.config import CLAUDE_CODE, ProxyConfig
 from bridge_rules.proxy.errors import ProxyError, UpstreamAborted
 from bridge_rules.proxy.forward import Exchange, forward
 from bridge_rules.proxy.headers import expectation
@@ -63,6 +64,7 @@ class ProxyApp:
         """The rule files' engine; :attr:`engine` adds the bindings directory to it."""
         self.engine = self._with_bindings(engine)
         self.upstream = Upstream(config)
+        self.cli = claude_code_upstream(config) if config.upstream == CLAUDE_CODE else None
         self.debug = DebugLog(config.debug_log, config.log_prompts) if config.debug_log else None
         self.heap = HeapTrimmer.from_env()  # gives a large burst's heap back afterwards
         self.routes: dict[tuple[str, str], Route] = {
@@ -98,6 +100,8 @@ class ProxyApp:
     async def aclose(self) -> None:
         self.heap.close()
         await self.upstream.aclose()
+        if self.cli is not None:
+            await self.cli.aclose()
         if self.debug is not None:
             self.debug.close()
 
@@ -168,7 +172,10 @@ class ProxyApp:
         ex.reply.record.bytes_in = len(ex.body)
         if method == "POST" and path in REWRITTEN_PATHS:
             self._outbound(ex)
-        work = forward(self.upstream, ex)
+        if self.cli is not None and method == "POST" and path in REWRITTEN_PATHS:
+            work = self.cli.answer(ex)
+        else:
+            work = forward(self.upstream, ex)
         await self._until_disconnect(work, receive, ex.reply.record)
 
     def _outbound(self, ex: Exchange) -> None:

@@ -232,7 +232,11 @@ class OpsApp:
             return self._ready[1]
 
     async def _probe(self) -> str | None:
-        """Why a TCP connection to the upstream fails (within CONNECT_TIMEOUT), or None."""
+        """Why a TCP connection to the upstream fails (within CONNECT_TIMEOUT), or None;
+        for the Claude Code upstream, why its CLI cannot be started."""
+        cli = getattr(self.app, "cli", None)
+        if cli is not None:
+            return cli.problem()  # type: ignore[no-any-return]
         parts = urlsplit(self.upstream)
         port = parts.port or (443 if parts.scheme == "https" else 80)
         problem: str | None = None
