@@ -102,7 +102,7 @@ class _Sink:
 
     handler: logging.StreamHandler[IO[str]] | None = None
     pending: ClassVar[list[str]] = []
-    scheduled = False
+    scheduled: asyncio.AbstractEventLoop | None = None
 
     @classmethod
     def write(cls, line: str) -> bool:
@@ -115,23 +115,23 @@ class _Sink:
         ):
             return False
         cls.pending.append(line)
-        if cls.scheduled and len(cls.pending) < MAX_PENDING:
+        if len(cls.pending) >= MAX_PENDING:
+            cls.flush()
             return True
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
-            loop = None
-        if loop is None or cls.scheduled:
             cls.flush()
-        else:
+            return True
+        if cls.scheduled is not loop:  # one flush a turn, on the loop running now
             loop.call_soon(cls.flush)
-            cls.scheduled = True
+            cls.scheduled = loop
         return True
 
     @classmethod
     def flush(cls) -> None:
         """Write the waiting lines; a stream that refuses them hands them to ``logging``."""
-        cls.scheduled = False
+        cls.scheduled = None
         lines, cls.pending = cls.pending, []
         handler = cls.handler
         if not lines:
