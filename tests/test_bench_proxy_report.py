@@ -74,7 +74,7 @@ def test_control_row_shows_whether_the_bare_forwarder_scales() -> None:
 
 def test_cpu_per_request_is_judged_against_the_bare_forwarders_in_each_round() -> None:
     rows = _rows([_round(800, 1000, 1.0, serve_cpu=0.26), _round(800, 1000, 1.0, serve_cpu=0.30)])
-    label = "server CPU per request <= 1.5x bare forwarder's (small JSON, c50)"
+    label = "server CPU <= 1.5x bare forwarder's (small JSON, c50)"
     assert rows[label] == ("1.40x [1.30x-1.50x]", "met")
     rows = _rows([_round(800, 1000, 1.0, serve_cpu=0.38), _round(800, 1000, 1.0, serve_cpu=0.40)])
     assert rows[label] == ("1.95x [1.90x-2.00x]", "MISSED")
