@@ -20,7 +20,7 @@ from typing import Any
 
 from bridge_rules import jsonio
 from bridge_rules.engine import Engine
-from bridge_rules.gcpause import paused, tune_for_serving
+from bridge_rules.gcpause import paused_for, tune_for_serving
 from bridge_rules.proxy.body import (
     ClientGone,
     check_headers,
@@ -34,7 +34,13 @@ from bridge_rules.proxy.errors import ProxyError, UpstreamAborted
 from bridge_rules.proxy.forward import Exchange, forward
 from bridge_rules.proxy.headers import expectation
 from bridge_rules.proxy.heap import HeapTrimmer
-from bridge_rules.proxy.obs import AccessRecord, DebugLog, configure_logging, omit_text
+from bridge_rules.proxy.obs import (
+    AccessRecord,
+    DebugLog,
+    configure_logging,
+    flush_access_log,
+    omit_text,
+)
 from bridge_rules.proxy.ops import OpsApp, with_ops
 from bridge_rules.proxy.reply import JSON, Message, Receive, Reply, Send
 from bridge_rules.proxy.upstream import Upstream
@@ -99,6 +105,7 @@ class ProxyApp:
 
     async def aclose(self) -> None:
         self.heap.close()
+        flush_access_log()
         await self.upstream.aclose()
         if self.cli is not None:
             await self.cli.aclose()
@@ -179,8 +186,8 @@ class ProxyApp:
         await self._until_disconnect(work, receive, ex.reply.record)
 
     def _outbound(self, ex: Exchange) -> None:
-        with paused():
-            body = ex.body
+        body = ex.body
+        with paused_for(len(body)):
             if body.lstrip()[:1] != b"{":
                 parse_payload(body)  # the precise 400: empty, not JSON, or not an object
             record = ex.reply.record
