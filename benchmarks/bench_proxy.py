@@ -398,6 +398,11 @@ def verdicts(rounds: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
                         / max(r[wl][c][bare]["req_s"], 1e-9)),
                 lambda v: v >= 0.8)  # fmt: skip
 
+    row("server CPU <= 1.5x bare forwarder's (small JSON, c50)",
+        collect(rounds, lambda r: r["small JSON"]["c50"][serve]["cpu_ms"]
+                / max(r["small JSON"]["c50"][bare]["cpu_ms"], 1e-9)),
+        lambda v: v <= 1.5)  # fmt: skip
+
     def two_workers(name: str, c: str) -> Stat:
         """``name`` with two workers over one, small JSON at ``c`` clients."""
         return collect(rounds, lambda r: r["small JSON"][c][name + " x2"]["req_s"]

@@ -9,12 +9,15 @@
   grow linearly with the size.
 
 Times are CPU time of this process (``time.process_time``), best of several rounds,
-the floor and the rewrite interleaved, so a busy machine moves both alike.
+the floor and the rewrite interleaved, so a busy machine moves both alike. Not quite
+alike: on a shared 2-core machine the ratios of runs minutes apart differ by up to 0.3,
+so compare versions in alternating runs; the load average is printed with them.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 import timeit
@@ -69,6 +72,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     rounds = 4 if args.quick else 12
     engine = bridge_rules.load()
+    print("load average: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     streams = {"tool-dense": _sse(2600)[0], "prose": prose_stream(64 * 1024)}
     for name, stream in streams.items():
         us, ratio = per_event(engine, stream, rounds)

@@ -18,11 +18,13 @@ bench_proxy = importlib.import_module("bench_proxy")  # from the repo; benchmark
 WORKLOADS = ("small JSON", "small SSE")
 
 
-def _round(serve_req_s: float, bare_x2_req_s: float, serve_added: float) -> dict[str, Any]:
+def _round(
+    serve_req_s: float, bare_x2_req_s: float, serve_added: float, serve_cpu: float = 0.3
+) -> dict[str, Any]:
     load = {
-        "serve default": {"req_s": serve_req_s, "rss_mb": 80.0},
+        "serve default": {"req_s": serve_req_s, "rss_mb": 80.0, "cpu_ms": serve_cpu},
         "serve default x2": {"req_s": serve_req_s * 1.7, "rss_mb": 120.0},
-        "bare aiohttp": {"req_s": 1000.0, "rss_mb": 60.0},
+        "bare aiohttp": {"req_s": 1000.0, "rss_mb": 60.0, "cpu_ms": 0.2},
         "bare aiohttp x2": {"req_s": bare_x2_req_s, "rss_mb": 60.0},
     }
     cell = {
@@ -68,6 +70,14 @@ def test_control_row_shows_whether_the_bare_forwarder_scales() -> None:
         "1.02x [1.01x-1.03x]",
         "info",
     )
+
+
+def test_cpu_per_request_is_judged_against_the_bare_forwarders_in_each_round() -> None:
+    rows = _rows([_round(800, 1000, 1.0, serve_cpu=0.26), _round(800, 1000, 1.0, serve_cpu=0.30)])
+    label = "server CPU <= 1.5x bare forwarder's (small JSON, c50)"
+    assert rows[label] == ("1.40x [1.30x-1.50x]", "met")
+    rows = _rows([_round(800, 1000, 1.0, serve_cpu=0.38), _round(800, 1000, 1.0, serve_cpu=0.40)])
+    assert rows[label] == ("1.95x [1.90x-2.00x]", "MISSED")
 
 
 def test_routing_is_judged_on_cpu_per_request_against_one_route() -> None:

@@ -221,3 +221,38 @@ def test_an_unknown_output_operation_is_a_located_error(tmp_path: Path) -> None:
         _rules(tmp_path, READ_BINDING.replace("number_lines", "number_line"))
     assert [(d.code, d.span.line) for d in exc.value.diagnostics] == [("BR106", 12)]  # at `output:`
     assert "did you mean 'number_lines'" in exc.value.diagnostics[0].message
+
+
+def test_a_streamed_call_gets_the_same_tag_as_a_message_answer(tmp_path: Path) -> None:
+    """pi streams its answers: the streamed call's id carries the tag too (the start is held
+    until the call's input is complete), so its result is reshaped on the next request."""
+    engine = _rules(tmp_path, READ_BINDING)
+    args = orjson.dumps({"file_path": "a", "offset": 3}).decode()
+    events = [
+        {
+            "type": "content_block_start",
+            "index": 0,
+            "content_block": {"type": "tool_use", "id": "toolu_01A", "name": "Read", "input": {}},
+        },
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "input_json_delta", "partial_json": args[:7]},
+        },
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "input_json_delta", "partial_json": args[7:]},
+        },
+        {"type": "content_block_stop", "index": 0},
+    ]
+    stream = b"".join(
+        b"event: " + e["type"].encode() + b"\ndata: " + orjson.dumps(e) + b"\n\n" for e in events
+    )
+    for size in (len(stream), 5):
+        chunks = [stream[i : i + size] for i in range(0, len(stream), size)]
+        out = b"".join(engine.inbound_stream(chunks, ["read"]))
+        assert _answer(engine, "toolu_01A").encode() in out
+    tagged = _answer(engine, "toolu_01A")
+    result = _sent(engine, _history(tagged, "alpha\n"))["messages"][2]["content"][0]
+    assert result["content"] == "     3\talpha\n"

@@ -70,7 +70,7 @@ def test_pi_capture_reproduces_the_packaged_pin(
         capsys, f"pi@{PI_VERSION}", "--template", str(template),
         "--env", "PI_CODING_AGENT_DIR={config_dir}", "--env", "HOME={tmp}", "--env", "PI_OFFLINE=1",
         "--", str(pi), "--offline", "--no-session", "--provider", "capture",
-        "--model", "claude-sonnet-4-5", "--tools", "read,bash,edit,write,grep,find,ls", "-p", "hi",
+        "--model", "claude-sonnet-5-5", "--tools", "read,bash,edit,write,grep,find,ls", "-p", "hi",
     )  # fmt: skip
     assert "7 tool(s)" in out
     captured = load_pin(f"pi@{PI_VERSION}")
@@ -120,7 +120,7 @@ def test_opencode_capture_reproduces_the_packaged_pin(
     out = capture(
         capsys, f"opencode@{OPENCODE_VERSION}", "--template", str(template),
         "--env", "OPENCODE_CONFIG={config}", *home,
-        "--", str(opencode), "run", "-m", "capture/claude-sonnet-4-5", "say hi",
+        "--", str(opencode), "run", "-m", "capture/claude-sonnet-5-5", "say hi",
     )  # fmt: skip
     assert "10 tool(s)" in out
     captured = load_pin(f"opencode@{OPENCODE_VERSION}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import logging
@@ -170,3 +171,69 @@ def test_a_broken_log_stream_never_fails_the_request(
     handler.setStream(io.StringIO())
     handler.stream.close()  # writing raises ValueError, as a closed stderr does
     _record().emit()  # must not raise
+
+
+def _alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The handler ``configure_logging`` made, the access logger's only one (as served:
+    not pytest's capture too, which it adds once the test has begun)."""
+    handler = obs._Sink.handler
+    assert handler is not None
+    monkeypatch.setattr(logging.getLogger(ACCESS_LOGGER), "handlers", [handler])
+
+
+def test_one_loop_turns_access_lines_are_written_together_in_order(
+    configured: io.StringIO, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    served = configured
+    _alone(monkeypatch)
+    writes: list[str] = []
+    write = served.write
+    monkeypatch.setattr(served, "write", lambda text: writes.append(text) or write(text))
+
+    async def turn() -> tuple[str, str]:
+        for path in ("/a", "/b", "/c"):
+            AccessRecord("POST", path, status=200).emit()
+        waiting = served.getvalue()
+        await asyncio.sleep(0)  # the end of this loop turn
+        after_one_turn = served.getvalue()
+        AccessRecord("POST", "/d", status=200).emit()
+        logging.getLogger("bridge_rules.proxy").warning("a line of another kind")
+        return waiting, after_one_turn
+
+    waiting, after_one_turn = asyncio.run(turn())
+    assert waiting == ""
+    assert [json.loads(line)["path"] for line in after_one_turn.splitlines()] == ["/a", "/b", "/c"]
+    assert writes[0] == after_one_turn  # the turn's lines: one write
+    lines = served.getvalue().splitlines()
+    assert json.loads(lines[3])["path"] == "/d"  # written before the warning that followed it
+    assert lines[4] == "a line of another kind"
+
+
+def test_access_lines_still_waiting_are_written_when_the_server_stops(
+    configured: io.StringIO, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    served = configured
+    _alone(monkeypatch)
+
+    async def last_request() -> str:
+        AccessRecord("POST", "/v1/messages", status=200).emit()
+        waiting = served.getvalue()
+        obs.flush_access_log()  # what the app's shutdown (and process exit) call
+        return waiting
+
+    assert asyncio.run(last_request()) == ""
+    assert json.loads(served.getvalue())["path"] == "/v1/messages"
+
+
+def test_a_full_buffer_is_written_without_waiting_for_the_turn(
+    configured: io.StringIO, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    served = configured
+    _alone(monkeypatch)
+
+    async def burst() -> int:
+        for _ in range(obs.MAX_PENDING):
+            AccessRecord("GET", "/x", status=200).emit()
+        return len(served.getvalue().splitlines())
+
+    assert asyncio.run(burst()) == obs.MAX_PENDING

@@ -17,6 +17,7 @@ from bridge_rules.proxy import ProxyConfig, create_app
 from bridge_rules.proxy.config import read_settings
 from bridge_rules.proxy.obs import ACCESS_LOGGER
 from bridge_rules.proxy.ops import with_ops
+from bridge_rules.proxy.routes import make_upstream
 from bridge_rules.proxy.routespec import RouteSpec
 
 
@@ -196,3 +197,13 @@ def test_the_documented_two_agent_settings_serve(tmp_path: Path) -> None:
     status = create_app(config).routes_status
     assert status is not None
     assert sorted(status) == ["opencode", "pi"]
+
+
+def test_a_claude_code_route_is_answered_by_the_cli(pi: Canned) -> None:
+    pytest.importorskip("claude_agent_sdk")
+    config = ProxyConfig(upstream=pi.url)
+    http, cli = make_upstream(config, RouteSpec("cc", upstream="claude-code"))
+    assert cli is not None
+    http, none = make_upstream(config, RouteSpec("web", upstream=pi.url))
+    assert none is None
+    assert http.base == pi.url

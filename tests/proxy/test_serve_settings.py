@@ -41,6 +41,10 @@ GOOD: dict[str, Any] = {
     "max_response_bytes": 1024,
     "debug_log": None,
     "log_prompts": False,
+    "claude_path": None,
+    "max_sessions": 4,
+    "claude_allow": None,
+    "claude_mcp_config": None,
 }
 OPTIONS = {name: name == "rules" for name in GOOD}  # name -> whether the option repeats
 
@@ -68,6 +72,11 @@ OPTIONS = {name: name == "rules" for name in GOOD}  # name -> whether the option
         ({"max_response_bytes": 0}, "--max-response-bytes must be at least 1"),
         ({"max_connections": -1}, "--max-connections must be 0 (from the open-file limit)"),
         ({"upstream": "http://u:p@x"}, "--upstream takes no user name or password"),
+        ({"upstream": "claude-code", "max_sessions": 0}, "--max-sessions must be at least 1"),
+        (
+            {"upstream": "claude-code", "claude_mcp_config": "/no/such.json"},
+            "--claude-mcp-config: cannot read /no/such.json",
+        ),
     ],
 )
 def test_each_bad_setting_has_its_message(bad: dict[str, Any], message: str) -> None:
@@ -105,6 +114,16 @@ def test_good_settings_build_the_proxy_config_and_v1_is_a_warning() -> None:
         port=8787,
         workers=2,
     )  # fmt: skip
+
+
+def test_claude_code_is_an_upstream_with_its_own_settings() -> None:
+    options = {**GOOD, "upstream": "claude-code", "claude_allow": ["WebSearch"], "max_sessions": 2}
+    settings, problems = ServeSettings.check(options, environ={})
+    assert problems == []
+    assert settings is not None
+    assert settings.config.upstream == "claude-code"
+    assert settings.config.claude_allow == ("WebSearch",)
+    assert settings.config.max_sessions == 2
 
 
 def test_a_seal_key_too_short_to_trust() -> None:

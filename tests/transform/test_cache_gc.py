@@ -5,11 +5,16 @@ from __future__ import annotations
 import gc
 import threading
 
+import pytest
+
+from bridge_rules import gcpause
 from bridge_rules.gcpause import (
+    PAUSE_FROM,
     SERVING_THRESHOLDS,
     freeze_loaded,
     pause_enabled,
     paused,
+    paused_for,
     tune_for_serving,
 )
 
@@ -94,3 +99,16 @@ def test_serving_raises_the_young_threshold_unless_switched_off() -> None:
     finally:
         gc.set_threshold(*before)
         gc.unfreeze()
+
+
+def test_only_a_large_body_pauses_the_collector(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(gcpause._State, "from_env", True)
+    assert gc.isenabled()
+    with paused_for(PAUSE_FROM - 1):
+        assert gc.isenabled()  # a small body: too few objects for the collector to matter
+    with paused_for(PAUSE_FROM):
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    monkeypatch.setattr(gcpause._State, "from_env", False)  # BRIDGE_RULES_GC_PAUSE=0
+    with paused_for(PAUSE_FROM * 4):
+        assert gc.isenabled()

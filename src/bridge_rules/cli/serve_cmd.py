@@ -81,7 +81,8 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
         str,
         typer.Option(
             help="The anthropic-messages endpoint to forward to, e.g. "
-            "https://api.anthropic.com (without /v1)."
+            "https://api.anthropic.com (without /v1), or claude-code to answer with the "
+            "Claude Code CLI (docs/claude-code-upstream.md)."
         ),
     ],
     rules: RulesOption = None,
@@ -174,6 +175,25 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
     log_prompts: Annotated[
         bool, typer.Option(help="Put prompt and response text in the debug log too.")
     ] = False,
+    claude_path: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(help="With --upstream claude-code: the CLI binary (default: the SDK's own)."),
+    ] = None,
+    max_sessions: Annotated[
+        int, typer.Option(help="With --upstream claude-code: CLI processes at once; more get 429.")
+    ] = 4,
+    claude_allow: Annotated[
+        Optional[list[str]],  # noqa: UP045
+        typer.Option(
+            help="With --upstream claude-code: a tool the CLI may run itself (a pattern such "
+            "as WebSearch or mcp__github__*); repeatable. Default: none.",
+            metavar="TOOL",
+        ),
+    ] = None,
+    claude_mcp_config: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(help="With --upstream claude-code: a JSON file of your own MCP servers."),
+    ] = None,
     config_file: Annotated[
         Optional[str],  # noqa: UP045
         typer.Option(
@@ -232,7 +252,7 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
         fail(f"cannot open the debug log: {exc}")
     except RulesError as exc:  # the bindings directory, a route's rules
         rules_error(exc)
-    except ValueError as exc:  # a route's policy switch or upstream
+    except (ValueError, ImportError) as exc:  # a route's switch, its claude-code upstream
         fail(str(exc))
     config = settings.config
     app = with_ops(proxy, config.upstream)

@@ -20,7 +20,7 @@ from typing import Any
 
 from bridge_rules import jsonio
 from bridge_rules.engine import Engine
-from bridge_rules.gcpause import paused, tune_for_serving
+from bridge_rules.gcpause import paused_for, tune_for_serving
 from bridge_rules.policy import PolicyError
 from bridge_rules.proxy.body import (
     ClientGone,
@@ -29,12 +29,19 @@ from bridge_rules.proxy.body import (
     read_body,
     unreadable,
 )
-from bridge_rules.proxy.config import ProxyConfig
+from bridge_rules.proxy.claude_code import claude_code_upstream
+from bridge_rules.proxy.config import CLAUDE_CODE, ProxyConfig
 from bridge_rules.proxy.errors import ProxyError, UpstreamAborted
 from bridge_rules.proxy.forward import Exchange, forward
 from bridge_rules.proxy.headers import expectation
 from bridge_rules.proxy.heap import HeapTrimmer
-from bridge_rules.proxy.obs import AccessRecord, DebugLog, configure_logging, omit_text
+from bridge_rules.proxy.obs import (
+    AccessRecord,
+    DebugLog,
+    configure_logging,
+    flush_access_log,
+    omit_text,
+)
 from bridge_rules.proxy.ops import OpsApp, with_ops
 from bridge_rules.proxy.reply import JSON, Message, Receive, Reply, Send
 from bridge_rules.proxy.routes import POLICY_HEADER, Router, requested_switches
@@ -65,6 +72,7 @@ class ProxyApp:
         """The rule files' engine; :attr:`engine` adds the bindings directory to it."""
         self.engine = self._with_bindings(engine)
         self.upstream = Upstream(config)
+        self.cli = claude_code_upstream(config) if config.upstream == CLAUDE_CODE else None
         self.debug = DebugLog(config.debug_log, config.log_prompts) if config.debug_log else None
         self.heap = HeapTrimmer.from_env()  # gives a large burst's heap back afterwards
         self.router = (
@@ -114,9 +122,12 @@ class ProxyApp:
 
     async def aclose(self) -> None:
         self.heap.close()
+        flush_access_log()
         await self.upstream.aclose()
         if self.router is not None:
             await self.router.aclose()
+        if self.cli is not None:
+            await self.cli.aclose()
         if self.debug is not None:
             self.debug.close()
 
@@ -185,17 +196,18 @@ class ProxyApp:
             return
         ex.body = await read_body(scope, receive, config.max_body_bytes, config.body_timeout)
         ex.reply.record.bytes_in = len(ex.body)
-        engine, upstream = self.engine, self.upstream
+        engine, upstream, cli = self.engine, self.upstream, self.cli
         if self.router is not None:  # serve --config with routes: (docs/proxy.md#routes)
-            engine, upstream = self.router.pick(ex)
-        if method == "POST" and ex.scope["path"] in REWRITTEN_PATHS:
+            engine, upstream, cli = self.router.pick(ex)
+        rewritten = method == "POST" and ex.scope["path"] in REWRITTEN_PATHS
+        if rewritten:
             self._outbound(ex, engine)
-        work = forward(upstream, ex)
+        work = cli.answer(ex) if cli is not None and rewritten else forward(upstream, ex)
         await self._until_disconnect(work, receive, ex.reply.record)
 
     def _outbound(self, ex: Exchange, engine: Engine) -> None:
-        with paused():
-            body = ex.body
+        body = ex.body
+        with paused_for(len(body)):
             if body.lstrip()[:1] != b"{":
                 parse_payload(body)  # the precise 400: empty, not JSON, or not an object
             record = ex.reply.record

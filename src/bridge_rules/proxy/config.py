@@ -15,6 +15,7 @@ import socket
 import stat
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 from urllib.parse import urlsplit, urlunsplit
 
@@ -38,6 +39,12 @@ DEFAULT_UPSTREAM_KEEPALIVE = 30.0
 DEFAULT_HEADER_TIMEOUT = 10.0
 DEFAULT_MAX_RESPONSE = 32 * 1024 * 1024
 DEFAULT_SHUTDOWN_GRACE = 30.0  # seconds SIGTERM/SIGINT lets in-flight requests finish
+CLAUDE_CODE = "claude-code"
+"""``--upstream claude-code``: answer with the Claude Code CLI (docs/claude-code-upstream.md)."""
+MISSING_SDK = (
+    "--upstream claude-code needs the claude-agent-sdk package: "
+    "pip install 'bridge-rules[claude-code]'"
+)
 
 
 @dataclass(frozen=True)
@@ -59,6 +66,10 @@ class ProxyConfig:
     max_connections: int = 0  # client connections per worker; 0: from the open-file limit
     max_response_bytes: int = DEFAULT_MAX_RESPONSE  # a JSON answer to rewrite; larger: 502
     bindings_dir: str | None = None  # bindings laid over the rules, read at start and reload
+    claude_path: str | None = None  # with CLAUDE_CODE: the CLI binary; None: the SDK's own
+    max_sessions: int = 4  # with CLAUDE_CODE: concurrent CLI processes; more get 429
+    claude_allow: tuple[str, ...] = ()  # with CLAUDE_CODE: tools the CLI may run itself
+    claude_mcp_config: str | None = None  # with CLAUDE_CODE: the user's own MCP servers
     routes: tuple[RouteSpec, ...] = ()  # ``routes:`` of --config FILE (proxy/routes.py)
 
     @property
@@ -73,6 +84,7 @@ class ProxyConfig:
         raw = json.loads(os.environ[ENV_VAR])
         raw["rules"] = tuple(raw.get("rules") or ())
         raw["routes"] = tuple(RouteSpec.from_dict(r) for r in raw.get("routes") or ())
+        raw["claude_allow"] = tuple(raw.get("claude_allow") or ())
         return cls(**raw)
 
 
@@ -207,7 +219,10 @@ class ServeSettings:
 
         upstream = str(options["upstream"])
         parts = urlsplit(upstream)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
+        if upstream == CLAUDE_CODE:
+            for name, message in _claude_code_problems(options):
+                bad(name, message)
+        elif parts.scheme not in ("http", "https") or not parts.netloc:
             bad("upstream", f"--upstream must be an http(s) URL, got '{upstream}'")
         elif parts.query or parts.fragment:
             bad("upstream", f"--upstream takes no query string or fragment, got '{upstream}'")
@@ -263,8 +278,13 @@ class ServeSettings:
         if any(not p.warning for p in problems):
             return None, problems
         fields = {n: options[n] for n in _PROXY_OPTIONS if n in options}
-        fields["routes"] = tuple(options.get("routes") or ())
-        config = ProxyConfig(upstream=upstream, rules=tuple(options["rules"] or ()), **fields)
+        config = ProxyConfig(
+            upstream=upstream,
+            rules=tuple(options["rules"] or ()),
+            claude_allow=tuple(options.get("claude_allow") or ()),
+            routes=tuple(options.get("routes") or ()),
+            **fields,
+        )
         return cls(config, options["host"], options["port"], options["workers"], grace), problems
 
 
@@ -283,8 +303,29 @@ _PROXY_OPTIONS = (
     "max_connections",
     "max_response_bytes",
     "bindings_dir",
+    "claude_path",
+    "max_sessions",
+    "claude_mcp_config",
 )
 """``serve`` options that are :class:`ProxyConfig` fields under the same name."""
+
+
+def _claude_code_problems(options: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Why ``--upstream claude-code`` cannot work with these options (option, message): no
+    SDK, no sessions, or an MCP config file that cannot be used."""
+    import importlib.util
+
+    problems = []
+    if importlib.util.find_spec("claude_agent_sdk") is None:
+        problems.append(("upstream", MISSING_SDK))
+    if options.get("max_sessions", 1) < 1:
+        problems.append(("max_sessions", "--max-sessions must be at least 1"))
+    if options.get("claude_mcp_config"):
+        try:
+            read_mcp_config(options["claude_mcp_config"])
+        except ValueError as exc:
+            problems.append(("claude_mcp_config", f"--claude-mcp-config: {exc}"))
+    return problems
 
 
 @dataclass(frozen=True)
@@ -364,3 +405,18 @@ def _value(setting: Any, multiple: bool) -> Any:
     if multiple and isinstance(setting, list) and all(isinstance(v, scalar) for v in setting):
         return setting
     return None
+
+
+def read_mcp_config(path: str) -> dict[str, Any]:
+    """The servers of an MCP config file (``{"mcpServers": {...}}``); ValueError with the
+    reason when it cannot be used."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise ValueError(f"{path} is not JSON: {exc}") from None
+    servers = data.get("mcpServers") if isinstance(data, dict) else None
+    if not isinstance(servers, dict) or not all(isinstance(v, dict) for v in servers.values()):
+        raise ValueError(f'{path} must be {{"mcpServers": {{"name": {{...}}, ...}}}}')
+    return servers

@@ -23,7 +23,7 @@ from typing import Any
 import aiohttp
 
 from bridge_rules import jsonio
-from bridge_rules.gcpause import paused
+from bridge_rules.gcpause import paused_for
 from bridge_rules.proxy.coding import Decoder, Undecodable, codings, decodable, decoded
 from bridge_rules.proxy.errors import ProxyError, UpstreamAborted, sse_error_event
 from bridge_rules.proxy.headers import filter_headers, redact, redact_query, request_headers
@@ -57,7 +57,7 @@ class Exchange:
     debug: dict[str, Any] = field(default_factory=dict)
 
     def rewritten(self, turn: Turn) -> None:
-        """Take the outbound rewrite (called with the collector paused)."""
+        """Take the outbound rewrite (called inside the rewrite's collector pause, if any)."""
         if turn.gate_open:
             self.turn = turn
             self.body = turn.body
@@ -243,7 +243,7 @@ async def _message(
 ) -> None:
     config = upstream.config
     data = await _read_capped(response, applied, config.max_response_bytes, config.timeout)
-    with paused():
+    with paused_for(len(data)):
         try:
             message = jsonio.loads(data)
         except jsonio.JSONDecodeError:

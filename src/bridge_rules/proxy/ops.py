@@ -25,8 +25,8 @@ import asyncio
 import json
 import os
 import re
-import secrets
 import time
+from random import getrandbits
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -258,7 +258,11 @@ class OpsApp:
             return self._ready[1]
 
     async def _probe(self) -> str | None:
-        """Why a TCP connection to the upstream fails (within CONNECT_TIMEOUT), or None."""
+        """Why a TCP connection to the upstream fails (within CONNECT_TIMEOUT), or None;
+        for the Claude Code upstream, why its CLI cannot be started."""
+        cli = getattr(self.app, "cli", None)
+        if cli is not None:
+            return cli.problem()  # type: ignore[no-any-return]
         parts = urlsplit(self.upstream)
         port = parts.port or (443 if parts.scheme == "https" else 80)
         problem: str | None = None
@@ -283,7 +287,10 @@ def _request_id(scope: Message) -> str:
             if _SANE_ID.fullmatch(text):
                 return text
             break
-    return secrets.token_hex(16)  # 32 hex digits, as a uuid4's hex
+    # 32 hex digits, as a uuid4's hex. An id names a request, it guards nothing (a client
+    # may send its own), so the process's Mersenne Twister (reseeded in a forked child)
+    # serves: ``secrets`` asked the kernel once per request, ~1% of a busy worker's CPU.
+    return f"{getrandbits(128):032x}"
 
 
 async def _reply(

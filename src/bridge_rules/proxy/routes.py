@@ -16,9 +16,10 @@ besides the route's own (docs/policy.md). The switches travel with the request i
 :class:`~bridge_rules.transform.turn.Turn` (``Engine.turn(body, policy=...)``), never into
 a worker's state, and can only take tools away.
 
-The upstream of a route is a value handed to the forwarding step (an
-:class:`~bridge_rules.proxy.upstream.Upstream`), made by :func:`make_upstream`: an HTTP
-endpoint today; ``claude-code`` is refused until that upstream exists, and plugs in there.
+The upstream of a route is what the forwarding step is handed, made by
+:func:`make_upstream`: an HTTP endpoint (an :class:`~bridge_rules.proxy.upstream.Upstream`),
+or ``claude-code``, whose Messages requests the Claude Code CLI answers
+(docs/claude-code-upstream.md), with ``serve``'s ``claude-*`` settings.
 """
 
 from __future__ import annotations
@@ -28,18 +29,22 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bridge_rules import jsonio
 from bridge_rules.compiler import retargeted
 from bridge_rules.diagnostics import RulesError
 from bridge_rules.engine import Engine
 from bridge_rules.policy import parse_switches
+from bridge_rules.proxy.claude_code import claude_code_upstream
 from bridge_rules.proxy.config import ProxyConfig, normalise_upstream
 from bridge_rules.proxy.errors import ProxyError
 from bridge_rules.proxy.forward import Exchange
 from bridge_rules.proxy.routespec import CLAUDE_CODE, RouteSpec
 from bridge_rules.proxy.upstream import Upstream
+
+if TYPE_CHECKING:
+    from bridge_rules.proxy.claude_code.upstream import ClaudeCodeUpstream
 
 POLICY_HEADER = "x-bridge-rules-policy"
 ROUTE_HEADER = "x-bridge-rules-route"
@@ -65,16 +70,18 @@ Size = Callable[[Engine, ProxyConfig], None]
 """The message cache sized as configured: ``proxy.app.size_cache``."""
 
 
-def make_upstream(config: ProxyConfig, spec: RouteSpec) -> Upstream:
-    """What the forwarding step sends a route's requests to. ``claude-code`` is refused
-    here until that upstream exists (a ``ValueError``: ``serve`` reports it)."""
-    if spec.upstream is None:
-        return Upstream(config)
-    if spec.upstream == CLAUDE_CODE:
-        raise ValueError(
-            f"route '{spec.name}': upstream {CLAUDE_CODE} is not available in this build"
-        )
-    return Upstream(replace(config, upstream=normalise_upstream(spec.upstream)[0]))
+def make_upstream(
+    config: ProxyConfig, spec: RouteSpec
+) -> tuple[Upstream, ClaudeCodeUpstream | None]:
+    """What the forwarding step sends a route's requests to: the HTTP upstream, and for
+    ``claude-code`` the CLI that answers its Messages requests (``ImportError`` without
+    the SDK, ``ValueError`` for an unusable MCP config: ``serve`` reports either)."""
+    url = config.upstream if spec.upstream is None else spec.upstream
+    if url != CLAUDE_CODE:
+        url = normalise_upstream(url)[0]
+    own = replace(config, upstream=url)
+    cli = claude_code_upstream(own) if url == CLAUDE_CODE else None
+    return Upstream(own), cli
 
 
 def route_engine(config: ProxyConfig, spec: RouteSpec, build: Build, size: Size) -> Engine:
@@ -100,6 +107,8 @@ class Route:
     spec: RouteSpec
     engine: Engine
     upstream: Upstream
+    cli: ClaudeCodeUpstream | None = None
+    """The Claude Code CLI, for a ``claude-code`` route's Messages requests."""
     reload_error: str | None = None
     """Why the last reload kept the old rules (``/readyz``); None when it did not fail."""
     model_re: re.Pattern[str] | None = field(default=None)
@@ -147,8 +156,9 @@ class Router:
             model_re = None
             if spec.model is not None:
                 model_re = re.compile(fnmatch.translate(spec.model))
+            upstream, cli = make_upstream(config, spec)
             self.routes[spec.name] = Route(
-                spec, self._engine(spec), make_upstream(config, spec), model_re=model_re
+                spec, self._engine(spec), upstream, cli, model_re=model_re
             )
         self.default = next((r for r in self.routes.values() if r.spec.default), None)
         self.by_model = [r for r in self.routes.values() if r.model_re is not None]
@@ -185,7 +195,7 @@ class Router:
             raise NoRoute("no route matches the request and none is the default")
         return self.default
 
-    def pick(self, ex: Exchange) -> tuple[Engine, Upstream]:
+    def pick(self, ex: Exchange) -> tuple[Engine, Upstream, ClaudeCodeUpstream | None]:
         """The engine and upstream of ``ex``'s route, its ``/r/<route>`` prefix taken off
         the path, its name on the access record; a 404 listing the routes when none."""
         scope = ex.scope
@@ -199,7 +209,7 @@ class Router:
         except NoRoute as exc:
             raise ProxyError(404, f"{exc}; the routes are {self.listing()}") from None
         ex.reply.record.route = route.spec.name
-        return route.engine, route.upstream
+        return route.engine, route.upstream, route.cli
 
     def listing(self) -> str:
         return ", ".join(f"{PREFIX}{name}/" for name in self.routes)
@@ -233,3 +243,5 @@ class Router:
     async def aclose(self) -> None:
         for route in self.routes.values():
             await route.upstream.aclose()
+            if route.cli is not None:
+                await route.cli.aclose()

@@ -11,8 +11,9 @@ one ``bytes``. A pass that only needs to know whether anything in it concerns it
 the bytes (``b"tool" in run``), and a run nothing concerns goes on unsplit; a pass that
 does care takes :meth:`Framed.events`, split once and kept, so the passes after it
 reuse the same :class:`Event` objects. An event parses its fields and its JSON on
-first use and keeps them; an event a pass rebuilds carries the data it was built
-from, so no pass parses another's output.
+first use and keeps them; an event a pass rebuilds from data carries that data, so no
+pass parses another's output (one it edits as bytes, a tool start renamed in place, is
+parsed by a later pass only if that pass reads it).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ _BOUNDARY = re.compile(rb"(?:\r\n|\n|\r(?!\n))(?:\r\n|\n|\r(?!\n))")
 _EOL = re.compile(rb"\r\n|\n|\r")
 # The shape every Anthropic endpoint sends: an event line, one data line, LF line ends.
 _SHAPE = re.compile(rb"event: ([^\r\n]*)\ndata: ([^\r\n]*)\n\n")
+_SLICED = 1 << 16  # a run of complete events up to this size leaves the buffer as a slice
 _SKIM_HEAD = 256  # bytes of an oversized event a skimming framer keeps (its name and type)
 NOT_JSON: Any = object()
 """What :meth:`Event.json` gives for an event without data, or whose data is not JSON."""
@@ -230,10 +232,11 @@ class Framed(bytes):
         return since if at < 0 else _paired(self, at, since)
 
     def part(self, begin: int, end: int) -> Framed:
-        return framed(self[begin:end], False)
+        """Some of the events of a :attr:`whole` run (LF boundaries only)."""
+        return Framed(self[begin:end])
 
 
-def framed(data: bytes, cr: bool) -> Framed:
+def framed(data: bytes | bytearray, cr: bool) -> Framed:
     run = Framed(data)
     if cr:
         run.cr = True
@@ -305,7 +308,7 @@ class Framer:
         if not chunk:
             return None
         cr = self.cr
-        if not cr and b"\r" in chunk:
+        if not cr and chunk.find(b"\r") >= 0:  # find is memchr; ``in`` is not
             cr = self.cr = True
         buf = self._buf
         run = None
@@ -320,12 +323,22 @@ class Framer:
         else:
             seen = len(buf)
             buf += chunk
-            end = _last_end(buf, max(0, seen - (3 if cr else 1)), cr)
-            if end > 0:  # the buffer let go first: a long event takes twice its size at most
+            if cr:
+                end = _last_end(buf, max(0, seen - 3), cr)
+            else:  # _last_end's first case, inlined: a call costs as much as the search
+                end = buf.rfind(b"\n\n", seen - 1)
+                if end > 0 and buf[end - 1] == 0x0A:
+                    end = _paired(buf, end, 0)
+                elif end >= 0:
+                    end += 2
+            if end > _SLICED:  # the buffer let go first: a long event takes twice its size
                 with memoryview(buf) as view:
                     done = bytes(view[:end])
                 del buf[:end]
                 run = framed(done, cr)
+            elif end > 0:  # a few KiB: slicing costs less than a view
+                run = framed(buf[:end], cr)
+                del buf[:end]
         if self.cap is not None and len(buf) > self.cap:
             if not self.skim:
                 raise EventTooLarge(self.cap)
@@ -361,7 +374,7 @@ def events_in(piece: Piece) -> list[Event]:
 
 
 def joined(pieces: list[Piece]) -> bytes:
-    return b"".join([p.raw for p in pieces])
+    return b"".join([p if type(p) is Framed else p.raw for p in pieces])  # no property call
 
 
 class EventStream:

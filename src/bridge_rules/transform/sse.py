@@ -3,8 +3,10 @@
 :class:`CallPass` is one pass over the events :mod:`~bridge_rules.transform.framing`
 cuts. Runs of events are sorted by their bytes before anything is parsed (event kinds
 and block types are found as every producer writes them, not spelt with ``\\u``
-escapes); only an event that may change is parsed, and it passes on either as it came
-or rebuilt with its own line ending:
+escapes); a tool call's events in the shape Anthropic's endpoints write are read from
+their bytes (:mod:`~bridge_rules.transform.shapes`; a whole call in one run at once),
+any other event that may change is parsed, and it passes on either as it came or
+rebuilt with its own line ending:
 
 * ``content_block_start`` of a ``tool_use`` block: the name is mapped back at
   once (the name occurs only there);
@@ -31,60 +33,48 @@ from collections.abc import Iterable
 from typing import Any
 
 from bridge_rules import jsonio
-from bridge_rules.calls import ToolCall, adapts_arguments, inbound_call
+from bridge_rules.calls import adapts_arguments, inbound_call
 from bridge_rules.runtime import Runtime
 from bridge_rules.schemas.book import Shapes
 from bridge_rules.transform.framing import Event, EventStream, Framed, Piece
+from bridge_rules.transform.held import Held, HeldCalls, Plan
 from bridge_rules.transform.inbound import freeze
 from bridge_rules.transform.references import references_in
 from bridge_rules.transform.results import CallSealer
+from bridge_rules.transform.shapes import (
+    ARGS_DELTA,
+    BLOCK_KEY,
+    PIECES,
+    STOP,
+    TOOL_START,
+    WHOLE_CALL,
+    args_delta,
+    is_utf8,
+    string_text,
+)
 from bridge_rules.transform.unmapped import InboundReport
 
 _KINDS = frozenset({"content_block_start", "content_block_delta", "content_block_stop", "error"})
 _START = b"content_block_start"
-_FIND_START = re.compile(_START).search  # a literal search in sre beats bytes.find on prose
 _MESSAGE_END = ("message_delta", "message_stop")
 
 
-class _Held:
-    """A tool block whose argument deltas (and, for a sealed call, start) wait for its stop."""
-
-    __slots__ = ("adapts", "clean", "deltas", "id", "partial", "start", "wire")
-
-    def __init__(self, wire: str, ident: Any, adapts: bool) -> None:
-        self.wire = wire
-        self.id = ident
-        self.adapts = adapts  # the input is adapted (else only the start waits for its id)
-        self.start: Event | None = None  # held until the call's id is known
-        self.deltas: list[Event] = []
-        self.partial: list[str] = []
-        self.clean = True
-
-
-class CallPass:
+class CallPass(HeldCalls):
     """Names mapped back, arguments adapted, ids sealed; everything else as it came."""
 
-    def __init__(
-        self,
-        rt: Runtime,
-        registered: tuple[str, ...] | None,
-        sealer: CallSealer | None = None,
-        report: InboundReport | None = None,
-        shapes: Shapes | None = None,
-    ) -> None:
-        self.rt = rt
-        self.registered = registered
-        self.shapes = shapes
-        self.sealer = sealer
-        self.report = report  # receives the names mapped back
-        self._held: dict[int, _Held] = {}
-        self._plans: dict[str, tuple[str | None, bool, bool]] = {}  # by wire name
+    fast = True  # events in the common shape read from their bytes (tests turn it off)
 
     def run(self, pieces: list[Piece]) -> list[Piece]:
-        if len(pieces) == 1 and type(pieces[0]) is Framed and pieces[0].whole:
-            if not self._held and _FIND_START(pieces[0]) is None:
-                return pieces  # the common case: one run as framed, no block starts in it
-            return self._whole(pieces[0], [])
+        if len(pieces) == 1:
+            run = pieces[0]
+            # Framed.whole, inlined: a property call per chunk is a tenth of what one costs
+            if type(run) is Framed and run._events is None and not run.cr:
+                look = 0
+                if not self._held:
+                    look = run.find(BLOCK_KEY)
+                    if look < 0:
+                        return pieces  # the common case: one run as framed, no start in it
+                return self._whole(run, [], look)
         out: list[Piece] = []
         for piece in pieces:
             if type(piece) is Event:
@@ -96,28 +86,36 @@ class CallPass:
                     self._event(event, out)
         return out
 
-    def _whole(self, run: Framed, out: list[Piece]) -> list[Piece]:
+    def _whole(self, run: Framed, out: list[Piece], look: int = 0) -> list[Piece]:
         """A run not split yet: only the events that can change are cut out of it (the
         start of a block whose type names a tool, and what follows while a block is
-        held); the rest goes on as runs."""
+        held); the rest goes on as runs. No block starts before ``look``."""
         size = len(run)
-        done = look = 0  # handed on up to ``done``; looking for a start from ``look``
+        done = 0  # handed on up to ``done``; looking for a start from ``look``
+        fast, held = self.fast, self._held
         while done < size:
-            if self._held:
+            if held:
+                cut = self._held_in_run(run, done, out) if fast else -1
+                if cut >= 0:
+                    done = look = cut
+                    continue
                 end = run.find(b"\n\n", done) + 2
                 self._event(Event(run[done:end]), out)
                 done = look = end
                 continue
-            found = _FIND_START(run, look)
-            if found is None:
+            at = run.find(BLOCK_KEY, look)
+            if at < 0:
                 break
-            at = found.start()
             before = run.rfind(b"\n\n", done, at)  # the boundary before this event
             end = run.find(b"\n\n", at) + 2
             look = end
             if run.find(b"tool", done if before < 0 else before, end) < 0:
                 continue  # tool_use, tool_result, tool_search_...: nothing else can change
             begin = run.after(before, done)
+            cut = self._call_in_run(run, done, begin, out) if fast else -1
+            if cut >= 0:
+                done, look = cut, max(look, cut)
+                continue
             if begin > done:
                 out.append(run.part(done, begin))
             self._event(Event(run[begin:end]), out)
@@ -138,9 +136,17 @@ class CallPass:
     # ---------------------------------------------------------- events
     def _event(self, event: Event, out: list[Piece]) -> None:
         held = self._held
-        if not held and (_START not in event.raw or b"tool" not in event.raw):
-            out.append(event)
+        raw = event.raw
+        if not held:
+            if _START not in raw or b"tool" not in raw:
+                out.append(event)
+                return
+        elif self.fast and self._shaped(held, event, out):
             return
+        if self.fast:
+            start = TOOL_START.fullmatch(raw)
+            if start is not None and self._tool_start(event, start, out):
+                return
         kind = event.kind
         if kind not in _KINDS:
             if held and kind in _MESSAGE_END:  # held blocks whose stop never came go first
@@ -172,6 +178,7 @@ class CallPass:
                 and isinstance(delta.get("partial_json"), str)
             ):
                 block.partial.append(delta["partial_json"])
+                block.decoded = True
             else:
                 block.clean = False
         elif kind == "content_block_stop":
@@ -180,6 +187,147 @@ class CallPass:
             out.append(event)
         else:
             out.append(event)
+
+    def _shaped(self, held: dict[int, Held], event: Event, out: list[Piece]) -> bool:
+        """An argument delta or a stop in the common shape, read from its bytes; False
+        for any other event (it is parsed)."""
+        raw = event.raw
+        m = ARGS_DELTA.fullmatch(raw)
+        if m is not None:
+            piece = m[2]
+            if not (piece.isascii() or is_utf8(piece)):
+                return False  # not JSON: parsing says so, and it goes on as it came
+            block = held.get(int(m[1]))
+            if block is None:
+                out.append(event)
+            else:
+                block.deltas.append(event)
+                block.partial.append(piece)
+            return True
+        m = STOP.fullmatch(raw)
+        if m is None:
+            return False
+        index = int(m[1])
+        if index in held:
+            self._flush(index, out, event, True)
+        out.append(event)
+        return True
+
+    def _tool_start(self, event: Event, m: re.Match[bytes], out: list[Piece]) -> bool:
+        """A tool block's start in the common shape (its input streamed after it). False
+        when its strings are not UTF-8 (it is parsed)."""
+        try:
+            name = m[3].decode()
+            ident = m[2].decode()
+        except UnicodeDecodeError:
+            return False
+        index = int(m[1])
+        if index in self._held:  # a duplicate start: flush first
+            self._flush(index, out)
+        self._open(event, m, 0, out, (name, ident, index), plan=self._plan(name))
+        return True
+
+    def _held_in_run(self, run: Framed, done: int, out: list[Piece]) -> int:
+        """Argument deltas of held blocks from ``done``, and a held block's stop, in the
+        common shape: read where they are. Where they end (a stop stays in the run, after
+        its block's flush), or -1 (the event there goes on its own)."""
+        held = self._held
+        at = done
+        m = ARGS_DELTA.match(run, at)
+        while m is not None:
+            piece = m[2]
+            block = held.get(int(m[1]))
+            if block is None or not (piece.isascii() or is_utf8(piece)):
+                break
+            end = m.end()
+            block.deltas.append(Event(run[at:end]))
+            block.partial.append(piece)
+            at = end
+            m = ARGS_DELTA.match(run, at)
+        m = STOP.match(run, at)
+        if m is not None and int(m[1]) in held:
+            self._flush(int(m[1]), out, Event(run[at : m.end()]), True)
+            return at
+        return at if at > done else -1
+
+    def _call_in_run(self, run: Framed, done: int, begin: int, out: list[Piece]) -> int:
+        """A call whose start, argument deltas and stop are all in ``run`` from ``begin``,
+        in the common shape: its name mapped back in its bytes, its arguments read and
+        adapted at once; what comes before it from ``done`` passed on. Where the bytes
+        passed on end, or -1 (the events go one by one)."""
+        m = WHOLE_CALL(run, begin)
+        if m is None:
+            return self._start_in_run(run, done, begin, out)
+        at, end = m.span(4)  # the argument deltas
+        try:
+            name = m[3].decode()
+            if not run.isascii():
+                m[2].decode()
+                run[at:end].decode()
+        except UnicodeDecodeError:
+            return -1
+        local, adapts, sealing, written = plan = self._plans.get(name) or self._plan(name)
+        if sealing or (adapts and self.sealer is not None):  # held, to seal or note the id
+            if begin > done:
+                out.append(run.part(done, begin))
+            index = int(m[1])
+            start = Event(run[begin:at])
+            held = self._open(start, m, begin, out, (name, m[2].decode(), index), plan=plan)
+            assert held is not None
+            if end > at:
+                held.deltas.append(run.part(at, end))
+                held.partial = PIECES(run, at, end)
+            self._flush(index, out, Event(run[end : m.end()]), True)
+            return end
+        if written is None:
+            if not adapts:
+                return done  # nothing changes
+            out.append(run.part(done, at))
+        else:
+            if begin > done:
+                out.append(run.part(done, begin))
+            raw = run[begin : m.start(3)] + written + run[m.end(3) : at]
+            out.append(self._renamed(name, local, raw))
+            if not adapts:
+                return at
+        call = self._adapted(name, string_text(b"".join(PIECES(run, at, end))))
+        if call is None:
+            return at  # the deltas go on as received
+        out.append(args_delta(int(m[1]), call))
+        return end
+
+    def _start_in_run(self, run: Framed, done: int, begin: int, out: list[Piece]) -> int:
+        """A tool block's start in the common shape whose call goes on past ``run``: renamed
+        in its bytes, or held; what comes before it passed on. Where the bytes passed on
+        end, or -1 (the event goes on its own)."""
+        m = TOOL_START.match(run, begin)
+        if m is None:
+            return -1
+        try:
+            name = m[3].decode()
+            ident = m[2].decode()
+        except UnicodeDecodeError:
+            return -1
+        plan = self._plans.get(name) or self._plan(name)
+        _, adapts, sealing, written = plan
+        if written is None and not adapts and not sealing:
+            return done  # nothing changes
+        if begin > done:
+            out.append(run.part(done, begin))
+        start = Event(run[begin : m.end()])
+        self._open(start, m, begin, out, (name, ident, int(m[1])), plan=plan)
+        return m.end()
+
+    def _plan(self, name: str) -> Plan:
+        plan = self._plans.get(name)
+        if plan is None:
+            rt, reg = self.rt, self.registered
+            local = rt.inbound_name(name, reg)
+            sealing = self.sealer is not None and self.sealer.may_seal(local or name)
+            written = jsonio.dumps(local)[1:-1] if local is not None and local != name else None
+            adapts = adapts_arguments(rt, name, reg, self.shapes)
+            plan = self._plans[name] = (local, adapts, sealing, written)
+        return plan
 
     def _start(self, event: Event, data: dict[str, Any], out: list[Piece]) -> None:
         index = data.get("index")
@@ -197,13 +345,7 @@ class CallPass:
             out.append(event)
             return
         rt, reg = self.rt, self.registered
-        plan = self._plans.get(name)
-        if plan is None:
-            local = rt.inbound_name(name, reg)
-            sealing = self.sealer is not None and self.sealer.may_seal(local or name)
-            adapts = adapts_arguments(rt, name, reg, self.shapes)
-            plan = self._plans[name] = (local, adapts, sealing)
-        local, adapts, sealing = plan
+        local, adapts, sealing, _ = self._plan(name)
         new_block = block
         held = None
         if adapts or sealing:
@@ -215,7 +357,7 @@ class CallPass:
                 if new_id != block.get("id"):
                     new_block["id"] = new_id
             elif isinstance(index, int):
-                held = self._held[index] = _Held(name, block.get("id"), adapts)
+                held = self._held[index] = Held(name, block.get("id"), adapts)
         if new_block is block and local is not None and local != name:
             new_block = {**block, "name": local}
         if new_block is not block:
@@ -226,65 +368,6 @@ class CallPass:
             held.start = event
         else:
             out.append(event)
-
-    # ------------------------------------------------------- releasing
-    def _flush(self, index: int, out: list[Piece], stop: Event | None = None) -> None:
-        """One held block, before its ``stop`` (or when its stop never came): the start with
-        the id it was sealed with, then one delta with the adapted input; both as received
-        when the input is not a whole JSON object."""
-        held = self._held.pop(index)
-        like = stop or (held.deltas[0] if held.deltas else None)  # a new delta is written like it
-        call = self._call(held) if like is not None or held.start is not None else None
-        start = held.start
-        if start is not None:
-            if call is not None:
-                new_id = self._sealed(held.id, call)
-                if new_id != held.id:
-                    data = start.json()
-                    block = {**data["content_block"], "id": new_id}
-                    start = start.with_data({**data, "content_block": block})
-            out.append(start)
-        if call is None or not held.adapts or like is None:
-            out.extend(held.deltas)
-            return
-        delta = {
-            "type": "content_block_delta",
-            "index": index,
-            "delta": {
-                "type": "input_json_delta",
-                "partial_json": jsonio.dumps(call.arguments).decode(),
-            },
-        }
-        out.append(Event.made("content_block_delta", delta, like.eol, like.name is not None))
-
-    def _call(self, held: _Held) -> ToolCall | None:
-        """The call in local shape, or None when the held input is not a whole JSON object."""
-        if not held.clean:
-            return None
-        text = "".join(held.partial)
-        try:
-            args = jsonio.loads(text) if text.strip() else {}
-        except jsonio.JSONDecodeError:
-            return None
-        if not isinstance(args, dict):
-            return None
-        call = inbound_call(self.rt, held.wire, args, self.registered, self.shapes)
-        if held.start is None:  # not sealed at the stop: noted here, as the id went out
-            self._sealed(held.id, call)
-        return call
-
-    def _sealed(self, call_id: Any, call: ToolCall) -> Any:
-        if self.sealer is None or not isinstance(call_id, str):
-            return call_id
-        return self.sealer.seal(call_id, call)
-
-    def _release_all(self, out: list[Piece]) -> None:
-        """Everything held, as received (an error event, or the end of the stream)."""
-        for _, held in sorted(self._held.items()):
-            if held.start is not None:
-                out.append(held.start)
-            out.extend(held.deltas)
-        self._held.clear()
 
 
 class StreamRewriter(EventStream):

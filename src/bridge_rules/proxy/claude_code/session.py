@@ -1,0 +1,301 @@
+"""One request through one CLI process: replay the conversation, bridge the answer.
+
+The CLI runs in a fresh scratch directory (its working directory and ``HOME``, both
+empty) that is removed afterwards, with session persistence off and no settings files
+read. Two gates keep every call the policy does not allow from running: a
+``PreToolUse`` hook denies it before the CLI's own permission rules (which let some
+read-only built-ins run unasked), and every permission request is denied
+(``interrupt``). The CLI makes one model call (``--max-turns 1``); the answer goes to
+the client once that call has ended, and the process is stopped then, whatever it was
+doing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fnmatch
+import logging
+import shutil
+import tempfile
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from claude_agent_sdk import (
+    ClaudeAgentOptions,
+    ClaudeSDKClient,
+    HookContext,
+    HookInput,
+    HookJSONOutput,
+    HookMatcher,
+    PermissionResultAllow,
+    PermissionResultDeny,
+    ResultMessage,
+    SdkMcpTool,
+    StreamEvent,
+    SystemMessage,
+    ToolPermissionContext,
+    ToolResultBlock,
+    UserMessage,
+    create_sdk_mcp_server,
+)
+
+from bridge_rules.proxy.claude_code.events import Bridge, Event
+from bridge_rules.proxy.claude_code.plan import CliPlan, McpTool
+from bridge_rules.proxy.claude_code.process import CliOutputError, CliProcess, child_env
+
+log = logging.getLogger("bridge_rules.proxy.claude_code")
+
+DENIED = (
+    "Not run here: bridge-rules proposes this call to the client, which runs it and "
+    "sends the result in its next request."
+)
+SETTLE = 2.0
+"""Seconds the CLI has, after the model call that proposed tools ended, to end its turn
+(the denials make it stop) before it is stopped anyway."""
+
+
+POLICY_TURNS = 16
+"""Model calls one request may make when the policy lets the CLI run tools itself."""
+
+
+class CliFailed(Exception):
+    """The CLI could not answer; ``status`` is the HTTP status the client gets."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Which tools the CLI may run itself; by default none."""
+
+    allow: tuple[str, ...] = ()
+    """Patterns (``fnmatch``) of CLI tool names: ``WebSearch``, ``mcp__github__*``."""
+    servers: Mapping[str, Any] = field(default_factory=dict)
+    """The user's own MCP servers, as ``--mcp-config`` takes them (name -> config)."""
+
+    def runs(self, name: str) -> bool:
+        return any(fnmatch.fnmatchcase(name, p) for p in self.allow)
+
+
+@dataclass
+class Run:
+    """What one request did, for the log and the tests."""
+
+    denied: list[str] = field(default_factory=list)
+    allowed: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    """Built-ins offered that the CLI's inventory did not list."""
+    not_run: list[str] = field(default_factory=list)
+    """Calls for the client that the CLI closed with a result of its own (a denial, or
+    its own input check), in the order it did."""
+
+
+async def _not_run(args: dict[str, Any]) -> dict[str, Any]:
+    """An MCP tool's handler: reached only if the CLI ran a tool it was denied."""
+    log.error("claude-code: the CLI ran a denied MCP tool; nothing was executed")
+    return {"content": [{"type": "text", "text": DENIED}], "is_error": True}
+
+
+def _server(name: str, tools: list[McpTool]) -> Any:
+    sdk_tools = [SdkMcpTool(t.name, t.description, t.schema, _not_run) for t in tools]
+    return create_sdk_mcp_server(name, tools=sdk_tools)
+
+
+class Session:
+    def __init__(
+        self,
+        plan: CliPlan,
+        claude_path: str,
+        policy: Policy,
+        environ: Mapping[str, str],
+        idle_timeout: float,
+    ) -> None:
+        self.plan = plan
+        self.policy = policy
+        self.idle_timeout = idle_timeout
+        self.run = Run()
+        self.bridge = Bridge(plan.wire_name, policy.runs)
+        self._call_ended = asyncio.Event()
+        self._scratch = Path(tempfile.mkdtemp(prefix="bridge-rules-claude-"))
+        for place in ("home", "tmp", "work"):
+            (self._scratch / place).mkdir()
+        system_file = self._scratch / "system.txt"
+        system_file.write_text(plan.system, encoding="utf-8")
+        servers: dict[str, Any] = dict(policy.servers)
+        servers.update({name: _server(name, tools) for name, tools in plan.servers.items()})
+        options = ClaudeAgentOptions(
+            tools=list(plan.builtins),
+            system_prompt={"type": "file", "path": str(system_file)},
+            model=plan.model,
+            mcp_servers=servers,
+            strict_mcp_config=True,
+            setting_sources=[],
+            include_partial_messages=True,
+            can_use_tool=self._decide,
+            hooks={"PreToolUse": [HookMatcher(matcher=None, hooks=[self._before_tool])]},
+            cli_path=claude_path,
+            cwd=str(self._scratch / "work"),
+            extra_args={"no-session-persistence": None},
+            # One model call: a built-in whose input the CLI rejects before asking (an Edit
+            # of a file it has not read) must not make it call the model again.
+            max_turns=1 if not policy.allow else POLICY_TURNS,
+        )
+        env = child_env(environ, str(self._scratch), plan.env)
+        self.process = CliProcess(
+            replace(options, permission_prompt_tool_name="stdio"), env, str(self._scratch / "work")
+        )
+        self.client = ClaudeSDKClient(options, transport=self.process)
+
+    async def _before_tool(
+        self, data: HookInput, tool_use_id: str | None, context: HookContext
+    ) -> HookJSONOutput:
+        """The first gate, before the CLI's own permission rules: the read-only built-ins
+        it would run unasked in its working directory (Glob, Grep) are denied here too."""
+        name = str(data.get("tool_name"))
+        if self.policy.runs(name):
+            return {}
+        self._denied(name)
+        return {
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": DENIED,
+            }
+        }
+
+    def _denied(self, name: str) -> None:
+        self.run.denied.append(name)
+        log.info("claude-code: denied %s (proposed to the client instead)", name)
+
+    async def _decide(
+        self, name: str, tool_input: dict[str, Any], context: ToolPermissionContext
+    ) -> PermissionResultAllow | PermissionResultDeny:
+        if self.policy.runs(name):
+            self.run.allowed.append(name)
+            return PermissionResultAllow(updated_input=tool_input)
+        self._denied(name)
+        # Answer once the call's stream is complete, so the denial cuts nothing short.
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self._call_ended.wait(), SETTLE)
+        return PermissionResultDeny(message=DENIED, interrupt=True)
+
+    async def events(self) -> AsyncGenerator[Event, None]:
+        """The client's events, in order; raises :class:`CliFailed` before the first one
+        when the CLI cannot answer."""
+        try:
+            await self._within(self.client.connect(), "start")
+            messages = self.client.receive_messages()
+            for line in self.plan.lines[:-1]:
+                await self._send(line)
+                if line["type"] == "user":
+                    await self._until_result(messages)
+            await self._send(self.plan.lines[-1])
+            async for event in self._answer(messages):
+                yield event
+        finally:
+            await self.close()
+
+    async def _send(self, line: dict[str, Any]) -> None:
+        async def one() -> AsyncIterator[dict[str, Any]]:
+            yield line
+
+        await self._within(self.client.query(one()), "take the conversation")
+
+    async def _within(self, step: Any, what: str) -> Any:
+        try:
+            return await asyncio.wait_for(step, self.idle_timeout)
+        except asyncio.TimeoutError:
+            raise CliFailed(
+                504, f"the Claude Code CLI did not {what} within {self.idle_timeout:g}s"
+            ) from None
+        except CliOutputError as exc:
+            raise CliFailed(502, str(exc)) from None
+
+    async def _next(self, messages: AsyncIterator[Any]) -> Any:
+        try:
+            return await self._within(messages.__anext__(), "answer")
+        except StopAsyncIteration:
+            note = self.process.stderr_note()
+            raise CliFailed(502, f"the Claude Code CLI ended early{note}") from None
+        except CliFailed:
+            raise
+        except Exception as exc:  # the SDK reports a dead transport as its own errors
+            note = self.process.stderr_note()
+            raise CliFailed(502, f"the Claude Code CLI failed: {exc}{note}") from None
+
+    async def _until_result(self, messages: AsyncIterator[Any]) -> None:
+        while not isinstance(msg := await self._next(messages), ResultMessage):
+            self._note(msg)
+
+    def _note(self, msg: Any) -> None:
+        if isinstance(msg, UserMessage) and isinstance(msg.content, list):
+            for block in msg.content:
+                name = self.bridge.calls.get(getattr(block, "tool_use_id", ""))
+                if isinstance(block, ToolResultBlock) and name is not None:
+                    self.run.not_run.append(name)
+                    log.info("claude-code: not run %s: %s", name, str(block.content)[:120])
+        if isinstance(msg, SystemMessage) and msg.subtype == "init":
+            listed = set(msg.data.get("tools") or ())
+            self.run.missing = [t for t in self.plan.builtins if t not in listed]
+            if self.run.missing:
+                log.warning("claude-code: the CLI has no %s", ", ".join(self.run.missing))
+            for server in msg.data.get("mcp_servers") or ():
+                if isinstance(server, dict) and server.get("status") == "failed":
+                    log.warning("claude-code: MCP server %s did not start", server.get("name"))
+
+    async def _answer(self, messages: AsyncIterator[Any]) -> AsyncIterator[Event]:
+        """The client's events of the one turn. Once a model call has ended with calls for
+        the client, the answer is complete: the CLI gets :data:`SETTLE` seconds to take
+        its denials and end, and anything further it does (a tool it ran without asking,
+        then another model call) is not part of the answer."""
+        deadline: float | None = None  # set once the answer is complete
+        loop = asyncio.get_running_loop()
+        while True:
+            if deadline is None:
+                msg = await self._next(messages)
+            else:
+                try:
+                    msg = await asyncio.wait_for(self._next(messages), deadline - loop.time())
+                except asyncio.TimeoutError:
+                    break
+            if isinstance(msg, ResultMessage):
+                if msg.is_error and not self.bridge.started:
+                    # the endpoint's own "slow down" goes to the client, which backs off
+                    status = msg.api_error_status if msg.api_error_status in (429, 529) else 502
+                    raise CliFailed(status, f"the Claude Code CLI failed: {_result_text(msg)}")
+                break
+            if not isinstance(msg, StreamEvent) or msg.parent_tool_use_id is not None:
+                self._note(msg)
+                continue
+            if deadline is not None:
+                break  # the CLI moved on by itself: stop it here
+            for event in self.bridge.feed(msg.event):
+                yield event
+            if self.bridge.call_ended and self.bridge.proposed:
+                self._call_ended.set()
+                deadline = loop.time() + SETTLE
+        if not self.bridge.started:
+            raise CliFailed(502, "the Claude Code CLI answered without a model response")
+        for event in self.bridge.finish():
+            yield event
+
+    async def close(self) -> None:
+        """Stop the CLI and remove its scratch directory; idempotent."""
+        await self.process.close()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.client.disconnect(), 2)
+        shutil.rmtree(self._scratch, ignore_errors=True)
+
+
+def _result_text(msg: ResultMessage) -> str:
+    parts = [msg.result or "", *(msg.errors or [])]
+    text = "; ".join(p for p in parts if p) or msg.subtype
+    if msg.api_error_status:
+        text = f"the model endpoint answered {msg.api_error_status}: {text}"
+    return text[:500]

@@ -1,0 +1,178 @@
+"""The Claude Code CLI as the proxy's upstream: the step that replaces the HTTP forward.
+
+:class:`ClaudeCodeUpstream` answers an :class:`~bridge_rules.proxy.forward.Exchange` whose
+body the rules already rewrote: it plans the CLI run (:mod:`.plan`), runs it
+(:mod:`.session`) and sends the answer back through the same turn, so the client gets
+its own tool names back exactly as from an HTTP upstream. A request over
+``max_sessions`` concurrent CLI processes gets a 429 with ``retry-after`` at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import shutil
+import time
+from collections.abc import AsyncGenerator, AsyncIterator
+from dataclasses import dataclass
+
+from bridge_rules import jsonio
+from bridge_rules.proxy.claude_code.events import Event, assemble, sse
+from bridge_rules.proxy.claude_code.plan import PlanError, plan
+from bridge_rules.proxy.claude_code.session import CliFailed, Policy, Session
+from bridge_rules.proxy.errors import ProxyError, error_body, sse_error_event
+from bridge_rules.proxy.forward import Exchange
+from bridge_rules.proxy.reply import JSON
+
+log = logging.getLogger("bridge_rules.proxy.claude_code")
+SSE_HEADERS = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
+RETRY_AFTER = b"1"
+
+
+@dataclass(frozen=True)
+class CliSettings:
+    claude_path: str
+    max_sessions: int
+    timeout: float
+    policy: Policy
+
+
+async def _timed(events: AsyncIterator[Event], ex: Exchange) -> AsyncIterator[Event]:
+    """``events``, noting on the access line when the first came (the CLI's start-up and
+    the model's first event), as an HTTP upstream's response headers are noted."""
+    sent = time.perf_counter()
+    async for event in events:
+        if ex.reply.record.upstream_ms is None:
+            ex.reply.record.upstream_ms = round((time.perf_counter() - sent) * 1000, 3)
+            ex.reply.record.upstream_status = 200
+        yield event
+
+
+class ClaudeCodeUpstream:
+    def __init__(self, settings: CliSettings) -> None:
+        self.settings = settings
+        self.active = 0
+        self._closing: set[asyncio.Task[None]] = set()
+
+    def _after(self, session: Session, events: AsyncGenerator[Event, None]) -> None:
+        async def close() -> None:
+            await session.close()
+            with contextlib.suppress(RuntimeError):
+                await events.aclose()
+
+        task = asyncio.get_running_loop().create_task(close())
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    async def aclose(self) -> None:
+        """Wait for the sessions still being cleaned up (the server is stopping)."""
+        if self._closing:
+            await asyncio.wait(set(self._closing), timeout=5)
+
+    def problem(self) -> str | None:
+        """Why the CLI cannot be started (for ``/readyz``), or None."""
+        path = self.settings.claude_path
+        found = shutil.which(path)
+        if found is None:
+            return f"the Claude Code CLI was not found at {path}"
+        return None
+
+    async def answer(self, ex: Exchange) -> None:
+        """Answer ``/v1/messages`` or ``/v1/messages/count_tokens`` with the CLI."""
+        if self.active >= self.settings.max_sessions:
+            message = (
+                f"all {self.settings.max_sessions} Claude Code sessions are busy "
+                "(bridge-rules serve --max-sessions); retry shortly"
+            )
+            ex.reply.record.error = "sessions_full"
+            headers = [(b"content-type", JSON), (b"retry-after", RETRY_AFTER)]
+            await ex.reply.full(429, headers, error_body(429, message))
+            return
+        try:
+            body = jsonio.loads(ex.body)
+            cli_plan = plan(body if isinstance(body, dict) else {})
+        except (jsonio.JSONDecodeError, PlanError) as exc:
+            raise ProxyError(400, f"cannot send this request to Claude Code: {exc}") from None
+        counting = ex.scope["path"].endswith("/count_tokens")
+        if counting:
+            cli_plan.stream = False
+            cli_plan.env["CLAUDE_CODE_MAX_OUTPUT_TOKENS"] = "1"
+        self.active += 1
+        try:
+            session = Session(
+                cli_plan,
+                self.settings.claude_path,
+                self.settings.policy,
+                os.environ,
+                self.settings.timeout,
+            )
+            events = session.events()
+            try:
+                answer = _timed(events, ex)
+                if cli_plan.stream:
+                    await self._stream(ex, answer)
+                else:
+                    await self._json(ex, answer, counting)
+            finally:
+                # The process ends with the request, whatever ended it (a client that left
+                # may have stopped the generator mid-step, where aclose() cannot run it).
+                # Nothing is awaited once the answer is out: reaping it, the SDK's tasks and
+                # the scratch directory are cleaned up after.
+                session.process.kill()
+                self._after(session, events)
+                if session.run.denied:
+                    ex.debug["claude_code_denied"] = list(session.run.denied)
+        except CliFailed as exc:
+            log.error("claude-code upstream failed on %s: %s", ex.scope["path"], exc.message)
+            raise ProxyError(exc.status, exc.message) from None
+        except FileNotFoundError:
+            message = f"the Claude Code CLI was not found at {self.settings.claude_path}"
+            log.error("claude-code upstream: %s", message)
+            raise ProxyError(503, message + " (bridge-rules serve --claude-path)") from None
+        except PermissionError:
+            message = f"the Claude Code CLI at {self.settings.claude_path} cannot be run"
+            log.error("claude-code upstream: %s", message)
+            raise ProxyError(503, message) from None
+        finally:
+            self.active -= 1
+
+    async def _json(self, ex: Exchange, events: AsyncIterator[Event], counting: bool) -> None:
+        message = assemble([event async for event in events])
+        if counting:
+            usage = message.get("usage") or {}
+            tokens = sum(
+                int(usage.get(k) or 0)
+                for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+            )
+            await ex.reply.full(
+                200, [(b"content-type", JSON)], jsonio.dumps({"input_tokens": tokens})
+            )
+            return
+        if ex.turn is not None:
+            message = ex.turn.message(message)
+            ex.reply.record.noted(ex.turn.report)
+        await ex.reply.full(200, [(b"content-type", JSON)], jsonio.dumps(message))
+
+    async def _stream(self, ex: Exchange, events: AsyncIterator[Event]) -> None:
+        first = await events.__anext__()  # a failure before this is a plain error reply
+
+        async def chunks() -> AsyncIterator[bytes]:
+            yield sse(first)
+            async for event in events:
+                yield sse(event)
+
+        body = chunks() if ex.turn is None else ex.turn.stream_async(chunks())
+        await ex.reply.start(200, SSE_HEADERS)
+        try:
+            async for chunk in body:
+                await ex.reply.chunk(chunk)
+        except CliFailed as exc:
+            log.error("claude-code upstream failed mid-stream: %s", exc.message)
+            ex.reply.record.error = "upstream_stream_error"
+            await ex.reply.chunk(sse_error_event(exc.message))
+        finally:
+            if ex.turn is not None:
+                ex.reply.record.noted(ex.turn.report)
+        await ex.reply.finish()

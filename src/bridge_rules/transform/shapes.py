@@ -1,0 +1,91 @@
+"""A streamed tool call's events in the shape Anthropic's endpoints write, read and written
+as bytes.
+
+Every Anthropic endpoint writes a ``tool_use`` block's events the same way: an
+``event:`` line, one ``data:`` line of compact JSON with its keys in one order, LF line
+ends. :class:`~bridge_rules.transform.sse.CallPass` reads events in that shape with the
+patterns here instead of parsing them, and writes the one adapted delta around its
+string; any other shape is parsed.
+
+What makes that exact: the strings matched hold no escape a parser and orjson would write
+differently back (no ``\\u``, so pieces of input also join as their decoded text joins),
+and the pass checks their bytes are UTF-8 when they are not ASCII. So the fields read are
+what parsing the event gives, and an event built around them is what writing the parsed
+event gives (``tests/transform/test_sse_shapes.py`` holds the pass to its parsing path).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from bridge_rules import jsonio
+from bridge_rules.calls import ToolCall
+from bridge_rules.transform.framing import Event
+
+BLOCK_KEY = b'"content_block"'
+"""What runs are searched for: every block start that names a block has this key, and no
+other event does (a delta's type, ``"content_block_delta"``, has no quote after
+``block``); ``bytes.find`` skips through text faster on it than on the event's name."""
+
+_INDEX = rb"(0|[1-9][0-9]{0,8})"
+_PLAIN = rb'[^"\\\x00-\x1f]*'
+_ESCAPED = _PLAIN + rb'(?:\\["\\/bfnrt]' + _PLAIN + rb")*"
+_START = (
+    rb'event: content_block_start\ndata: \{"type":"content_block_start","index":%s,'
+    rb'"content_block":\{"type":"tool_use","id":"(' + _PLAIN + rb')","name":"(' + _PLAIN
+    + rb')","input":\{\}\}\}\n\n'
+)  # fmt: skip
+_DELTA = (
+    rb'event: content_block_delta\ndata: \{"type":"content_block_delta","index":%s,'
+    rb'"delta":\{"type":"input_json_delta","partial_json":"%s"\}\}\n\n'
+)
+_STOP = rb'event: content_block_stop\ndata: \{"type":"content_block_stop","index":%s\}\n\n'
+
+TOOL_START = re.compile(_START % _INDEX)
+"""A ``tool_use`` start whose input streams after it: index, id, name."""
+ARGS_DELTA = re.compile(_DELTA % (_INDEX, rb"(" + _ESCAPED + rb")"))
+"""An ``input_json_delta``: index, the bytes between the quotes of ``partial_json``."""
+STOP = re.compile(_STOP % _INDEX)
+"""A ``content_block_stop``: index."""
+WHOLE_CALL = re.compile(
+    _START % _INDEX + rb"((?:" + _DELTA % (rb"\1", _ESCAPED) + rb")*)" + _STOP % rb"\1"
+).match
+"""A whole call in one run: index, id, name, then the span of its argument deltas (all
+of the same index, like its stop)."""
+PIECES = re.compile(rb'"partial_json":"(' + _ESCAPED + rb')"\}\}\n\n').findall
+"""The pieces of input in a span of argument deltas, as bytes between quotes."""
+_ARGS = (
+    b'event: content_block_delta\ndata: {"type":"content_block_delta","index":%d,'
+    b'"delta":{"type":"input_json_delta","partial_json":%s}}\n\n'
+)
+
+
+def is_utf8(data: bytes) -> bool:
+    try:
+        data.decode()
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def string_text(inner: bytes) -> str:
+    """The text a JSON string holds, from the bytes between its quotes."""
+    return jsonio.loads(b'"%s"' % inner)  # type: ignore[no-any-return]
+
+
+def delta_data(index: int, call: ToolCall) -> dict[str, Any]:
+    """The data of the one delta that carries a call's adapted input."""
+    partial = jsonio.dumps(call.arguments).decode()
+    return {
+        "type": "content_block_delta",
+        "index": index,
+        "delta": {"type": "input_json_delta", "partial_json": partial},
+    }
+
+
+def args_delta(index: int, call: ToolCall) -> Event:
+    """That delta in the common shape, written around its one string as writing the whole
+    event would write it."""
+    data = delta_data(index, call)
+    return Event(_ARGS % (index, jsonio.dumps(data["delta"]["partial_json"])), data)

@@ -1,0 +1,81 @@
+"""The policy: tools the CLI may run itself. By default none runs (test_faults); named
+ones run inside the CLI, which then calls the model again, and the client gets one
+answer without their blocks."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from scripted import ScriptedEndpoint, calls, done, serving
+
+pytestmark = pytest.mark.xdist_group("claude-code")
+ASK: Any = {
+    "model": "claude-sonnet-4-6",
+    "max_tokens": 512,
+    "messages": [{"role": "user", "content": "go"}],
+    "tools": [{"name": "Bash", "description": "run", "input_schema": {"type": "object"}}],
+}
+SERVER = """\
+import json, sys
+
+SHOUT = {"name": "shout", "description": "upper-case a text",
+         "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+    method, result = msg["method"], {}
+    if method == "initialize":
+        result = {"protocolVersion": msg["params"]["protocolVersion"],
+                  "capabilities": {"tools": {}}, "serverInfo": {"name": "mine", "version": "1"}}
+    elif method == "tools/list":
+        result = {"tools": [SHOUT]}
+    elif method == "tools/call":
+        text = msg["params"]["arguments"]["text"].upper()
+        result = {"content": [{"type": "text", "text": text}]}
+    print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+"""
+
+
+def results(turn: dict[str, Any]) -> str:
+    last = turn["messages"][-1]["content"]
+    return json.dumps([b for b in last if isinstance(b, dict) and b.get("type") == "tool_result"])
+
+
+def test_an_allowed_builtin_runs_in_the_cli_and_stays_out_of_the_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    endpoint = ScriptedEndpoint(
+        [calls(("Bash", {"command": "echo ran-by-the-cli"})), done("it said so")]
+    )
+    with endpoint, serving(endpoint, monkeypatch, claude_allow=("Bash",)) as proxy:
+        reply = httpx.post(f"{proxy}/v1/messages", json=ASK, timeout=60).json()
+    assert [b["type"] for b in reply["content"]] == ["text", "text"]
+    assert reply["content"][1]["text"] == "it said so"
+    assert reply["stop_reason"] == "end_turn"
+    assert len(endpoint.turns) == 2
+    assert "ran-by-the-cli" in results(endpoint.turns[1])
+
+
+def test_the_users_own_mcp_server_runs_when_the_policy_allows_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = tmp_path / "server.py"
+    script.write_text(SERVER)
+    config = {"mcpServers": {"mine": {"command": sys.executable, "args": [str(script)]}}}
+    endpoint = ScriptedEndpoint([calls(("mcp__mine__shout", {"text": "quiet"})), done("shouted")])
+    settings: Any = {
+        "claude_allow": ("mcp__mine__*",),
+        "claude_mcp_config": str(tmp_path / "m.json"),
+    }
+    (tmp_path / "m.json").write_text(json.dumps(config))
+    with endpoint, serving(endpoint, monkeypatch, **settings) as proxy:
+        reply = httpx.post(f"{proxy}/v1/messages", json=ASK, timeout=60).json()
+    assert reply["content"][-1]["text"] == "shouted"
+    assert "mcp__mine__shout" in [t["name"] for t in endpoint.turns[0]["tools"]]
+    assert "QUIET" in results(endpoint.turns[1])
