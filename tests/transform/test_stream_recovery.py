@@ -290,3 +290,28 @@ def test_refused_and_recovered_calls_stream_like_the_message(
 @pytest.fixture(scope="module")
 def strict(tmp_path_factory: pytest.TempPathFactory) -> Engine:
     return write_rules(tmp_path_factory.mktemp("strict"), RECOVER + "inbound:\n  unmapped: error\n")
+
+
+@pytest.mark.parametrize("mode", ["text", "drop", "error"])
+@pytest.mark.parametrize(
+    "name",
+    ["two calls in prose", "a real call after", "unclosed at max_tokens", "stop sequence"],
+)
+def test_a_recovered_call_to_a_denied_tool_streams_like_the_message(
+    tmp_path: Path, mode: str, name: str
+) -> None:
+    """The policy reaches calls recovered from text in a stream as it does in a message: a
+    denied tool's call never goes out as a call, whatever the chunking."""
+    policy = f"policy:\n  deny: [bash, ls, read, mcp__pi__ls]\n  on_denied: {mode}\n"
+    denying = write_rules(tmp_path, RECOVER + policy)
+    stream = CASES[name]
+    out = run(denying, stream)
+    for denied in (b"bash", b"ls", b"read", b"Read", b"mcp__pi__ls"):
+        assert b'"name":"' + denied + b'"' not in out
+    if mode == "error":
+        assert b'"type":"error"' in out
+        assert b"permission_error" in out
+        return
+    assert assemble(out) == denying.inbound(assemble(stream), REGISTERED)
+    for cut in (1, 7, 30):
+        assert run(denying, stream, list(range(cut, len(stream), cut))) == out

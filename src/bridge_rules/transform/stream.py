@@ -90,7 +90,8 @@ class SecondPass:
         goes on unparsed (a mention of those words in a delta's text only sends it the
         slow way). ``_refusing`` clears it too."""
         self.message_id = ""
-        self.recovered = 0
+        self.recovered = 0  # calls recovered from text (their ids count them all)
+        self._recovered_out = 0  # ... of which passed on as calls (the policy allows them)
         self._next = 0  # next output block index
         self._index: dict[int, int] = {}  # upstream index -> output index (non-text blocks)
         self._text: dict[int, _Text] = {}
@@ -300,8 +301,8 @@ class SecondPass:
         stop = delta.get("stop_reason")
         if self.recovered and stop in RECOVERABLE_STOPS:
             stop = "tool_use"
-        elif stop == "tool_use" and self._refused and not self.recovered and not self._calls:
-            stop = "end_turn"  # every call was turned into text: nothing left to run
+        if stop == "tool_use" and self._refused and not self._recovered_out and not self._calls:
+            stop = "end_turn"  # every call was turned into text or dropped: nothing left to run
         if stop == delta.get("stop_reason"):
             return event
         return event.with_data({**data, "delta": {**delta, "stop_reason": stop}})
@@ -363,19 +364,47 @@ class SecondPass:
         out.append(self._made("content_block_delta", delta))
 
     def _tool_use(self, call: Recovered, out: list[Piece]) -> None:
+        """A recovered call as its own block, or, when the policy denies its tool, what
+        ``on_denied`` makes of it: the same blocks a message answer gets."""
+        found = self.policy.check(call.name)
+        action = None if found is None else self.policy.action(found)
+        if action == "error" and self.policy.refusal is not None:
+            self._refusing, self._identity = True, False
+            out.append(self._made("error", refusal_body(self.policy.refusal)))
+            return
+        ident = call_id(self.message_id, self.recovered, call)
+        self.recovered += 1
+        if action == "drop":
+            self._refused += 1
+            return
         index = self._next
         self._next += 1
-        ident = call_id(self.message_id, self.recovered, call)
+        if found is not None and action == "text":
+            self._refused += 1
+            self._text_block(index, self.policy.text(found), out)
+            return
         if self.sealer is not None:
             ident = self.sealer.seal(ident, call)
         block = {"type": "tool_use", "id": ident, "name": call.name, "input": {}}
-        self.recovered += 1
+        self._recovered_out += 1
         partial = jsonio.dumps(call.arguments).decode()
         start = {"type": "content_block_start", "index": index, "content_block": block}
         delta = {
             "type": "content_block_delta",
             "index": index,
             "delta": {"type": "input_json_delta", "partial_json": partial},
+        }
+        out.append(self._made("content_block_start", start))
+        out.append(self._made("content_block_delta", delta))
+        out.append(self._made("content_block_stop", {"type": "content_block_stop", "index": index}))
+
+    def _text_block(self, index: int, text: str, out: list[Piece]) -> None:
+        empty = {"type": "text", "text": ""}
+        start = {"type": "content_block_start", "index": index, "content_block": empty}
+        delta = {
+            "type": "content_block_delta",
+            "index": index,
+            "delta": {"type": "text_delta", "text": text},
         }
         out.append(self._made("content_block_start", start))
         out.append(self._made("content_block_delta", delta))
