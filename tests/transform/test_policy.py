@@ -188,3 +188,24 @@ def test_explain_names_the_rule_and_its_place(tmp_path: Path) -> None:
     assert section["rule"]["pattern"] == "write"
     assert section["rule"]["at"]["line"] == 5
     assert e.explain("read").to_dict()["policy"]["allowed"] is True
+
+
+@pytest.mark.parametrize(
+    ("switch", "tool"),
+    [
+        ("no_web", {"type": "web_search_20250305", "name": "web_search", "max_uses": 3}),
+        ("no_web", {"type": "web_fetch_20250910", "name": "web_fetch"}),
+        ("no_exec", {"type": "code_execution_20250825", "name": "code_execution"}),
+        ("no_exec", {"type": "bash_20250124", "name": "bash"}),
+        ("read_only", {"type": "text_editor_20250728", "name": "str_replace_based_edit_tool"}),
+    ],
+)
+def test_a_switch_also_denies_the_server_tools_that_do_the_same(
+    tmp_path: Path, switch: str, tool: dict[str, Any]
+) -> None:
+    e = engine(tmp_path, f"  switches: [{switch}]\n")
+    payload = json.loads(body("read"))
+    payload["tools"].append(tool)
+    names = [t["name"] for t in json.loads(e.turn(json.dumps(payload).encode()).body)["tools"]]
+    assert tool["name"] not in names
+    assert "Read" in names
