@@ -19,7 +19,7 @@ from scripted import ScriptedEndpoint, calls, done, serving
 
 from bridge_rules.proxy.claude_code.session import DENIED
 
-pytestmark = pytest.mark.xdist_group("claude-code")
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("claude-code")]
 MODEL = "claude-sonnet-4-6"
 SYSTEM = "You are the test agent. Work in the project."
 TOOLS: Any = [

@@ -20,7 +20,7 @@ from fake_upstream import Script
 from scripted import ScriptedEndpoint, calls, done, serving
 from servers import access_lines
 
-pytestmark = pytest.mark.xdist_group("claude-code")
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("claude-code")]
 ASK = {
     "model": "claude-sonnet-4-6",
     "max_tokens": 512,

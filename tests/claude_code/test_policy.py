@@ -13,7 +13,7 @@ import httpx
 import pytest
 from scripted import ScriptedEndpoint, calls, done, serving
 
-pytestmark = pytest.mark.xdist_group("claude-code")
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("claude-code")]
 ASK: Any = {
     "model": "claude-sonnet-4-6",
     "max_tokens": 512,

@@ -14,7 +14,7 @@ import httpx
 import pytest
 from scripted import ScriptedEndpoint, done
 
-pytestmark = pytest.mark.xdist_group("claude-code")
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("claude-code")]
 
 
 def serve(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
