@@ -15,6 +15,10 @@ blocks and the ``inbound.unmapped`` policy:
 * ``message_delta``'s ``stop_reason`` (``end_turn``, ``stop_sequence`` or
   ``max_tokens``) becomes ``tool_use`` once a call was recovered.
 
+With only the policy to apply (no recovery), nothing but a block's start can change
+until a call is refused: runs go on whole and only their starts are looked at, those in
+the shape Anthropic writes read from their bytes.
+
 The blocks, ids and stop reason are exactly what the non-streaming rewriter
 makes of the assembled message, whatever the chunking. Events nothing touches
 (and text blocks without tags, when nothing before them was recovered) keep
