@@ -4,6 +4,7 @@ gives, and what a message answer gets, whatever the chunking."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -51,6 +52,16 @@ def _events(stream: bytes, cut: int) -> list[bytes]:
     return [b"".join(events[at : at + cut]) for at in range(0, len(events), cut)]
 
 
+def _spaced(stream: bytes) -> bytes:
+    """The stream with its data written by ``json.dumps``, spaces after ``:`` and ``,``."""
+    lines = stream.split(b"\n")
+    data = b"data: "
+    return b"\n".join(
+        data + json.dumps(json.loads(line[6:])).encode() if line.startswith(data) else line
+        for line in lines
+    )
+
+
 CALLS = [("Read", {"path": "a"}), ("Bash", {"command": "ls"}), ("Nope", {"a": 1}), ("ls", {})]
 BLOCKS = st.one_of(st.sampled_from(["", "prose", "more prose <b>"]), st.sampled_from(CALLS))
 
@@ -60,7 +71,7 @@ BLOCKS = st.one_of(st.sampled_from(["", "prose", "more prose <b>"]), st.sampled_
     mode=st.sampled_from(MODES),
     blocks=st.lists(BLOCKS, max_size=5),
     cut=st.integers(1, 90),
-    shape=st.sampled_from(["framed", "bytes", "crlf"]),
+    shape=st.sampled_from(["framed", "bytes", "crlf", "spaced"]),
     stop=st.sampled_from(["end_turn", "tool_use"]),
 )
 def test_looking_at_starts_only_changes_no_byte(
@@ -74,7 +85,9 @@ def test_looking_at_starts_only_changes_no_byte(
 ) -> None:
     engine = engines[mode]
     stream = sse(blocks, stop, step=5, eol=b"\r\n" if shape == "crlf" else b"\n")
-    framed = shape == "framed"
+    if shape == "spaced":
+        stream = _spaced(stream)
+    framed = shape in {"framed", "spaced"}
     out = streamed(engine, stream, cut, True, framed)
     assert out == streamed(engine, stream, cut, False, framed)
     if b'"type":"error"' in out:  # on_denied: error refused the answer

@@ -63,10 +63,11 @@ from bridge_rules.transform.unmapped import (
 )
 
 _TEXT_START = re.compile(
-    rb'event: content_block_start\ndata: \{"type":"content_block_start",'
-    rb'"index":(0|[1-9][0-9]{0,8}),"content_block":\{"type":"text","text":""\}\}\n\n'
+    rb'event: content_block_start\ndata: \{"type": ?"content_block_start", ?'
+    rb'"index": ?(0|[1-9][0-9]{0,8}), ?"content_block": ?\{"type": ?"text", ?"text": ?""\}\}\n\n'
 )
-"""An empty text block's start as Anthropic's endpoints write it: index."""
+"""An empty text block's start as Anthropic's endpoints write it (or with the spaces
+Python's ``json.dumps`` puts after ``:`` and ``,``): index."""
 _START = b"content_block_start"
 _BLOCK_EVENTS = frozenset({"content_block_start", "content_block_delta", "content_block_stop"})
 
