@@ -15,6 +15,10 @@ blocks and the ``inbound.unmapped`` policy:
 * ``message_delta``'s ``stop_reason`` (``end_turn``, ``stop_sequence`` or
   ``max_tokens``) becomes ``tool_use`` once a call was recovered.
 
+With only the policy to apply (no recovery), nothing but a block's start can change
+until a call is refused: runs go on whole and only their starts are looked at, those in
+the shape Anthropic writes read from their bytes.
+
 The blocks, ids and stop reason are exactly what the non-streaming rewriter
 makes of the assembled message, whatever the chunking. Events nothing touches
 (and text blocks without tags, when nothing before them was recovered) keep
@@ -23,6 +27,7 @@ their bytes. :func:`open_rewriter` picks the passes a stream needs.
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -30,7 +35,15 @@ from typing import Any, Protocol
 from bridge_rules import jsonio
 from bridge_rules.runtime import Runtime
 from bridge_rules.schemas.book import Shapes
-from bridge_rules.transform.framing import NOT_JSON, Event, EventStream, Pass, Piece, events_in
+from bridge_rules.transform.framing import (
+    NOT_JSON,
+    Event,
+    EventStream,
+    Framed,
+    Pass,
+    Piece,
+    events_in,
+)
 from bridge_rules.transform.inbound import freeze
 from bridge_rules.transform.recover import (
     RECOVERABLE_STOPS,
@@ -40,6 +53,7 @@ from bridge_rules.transform.recover import (
     merge_text,
 )
 from bridge_rules.transform.results import CallSealer
+from bridge_rules.transform.shapes import TOOL_START
 from bridge_rules.transform.sse import CallPass
 from bridge_rules.transform.unmapped import (
     InboundReport,
@@ -48,6 +62,13 @@ from bridge_rules.transform.unmapped import (
     refusal_body,
 )
 
+_TEXT_START = re.compile(
+    rb'event: content_block_start\ndata: \{"type": ?"content_block_start", ?'
+    rb'"index": ?(0|[1-9][0-9]{0,8}), ?"content_block": ?\{"type": ?"text", ?"text": ?""\}\}\n\n'
+)
+"""An empty text block's start as Anthropic's endpoints write it (or with the spaces
+Python's ``json.dumps`` puts after ``:`` and ``,``): index."""
+_START = b"content_block_start"
 _BLOCK_EVENTS = frozenset({"content_block_start", "content_block_delta", "content_block_stop"})
 
 
@@ -64,6 +85,8 @@ class _Text:
 
 class SecondPass:
     """Complete SSE events in; recovered ``tool_use`` blocks and the unmapped policy applied."""
+
+    skim = True  # while nothing changed, only block starts are looked at (tests turn it off)
 
     def __init__(
         self,
@@ -97,10 +120,22 @@ class SecondPass:
         self._text: dict[int, _Text] = {}
         self._eol = b"\n"
         self._named = True
+        self._passes: dict[str, bool] = {}  # name -> a call under it goes on untouched
 
     def run(self, pieces: list[Piece]) -> list[Piece]:
         out: list[Piece] = []
         for piece in pieces:
+            if self.skim and self._quiet():
+                if type(piece) is Event:
+                    raw = piece.raw
+                    if _START not in raw or self._kept(raw, 0, len(raw)):
+                        out.append(piece)
+                    else:
+                        self._event(piece, out)
+                    continue
+                if piece.whole:  # type: ignore[union-attr]
+                    self._skim(piece, out)  # type: ignore[arg-type]
+                    continue
             for event in events_in(piece):
                 raw = event.raw
                 if (  # a delta or stop of a block passed on as it is: nothing to do
@@ -114,6 +149,72 @@ class SecondPass:
                 else:
                     self._event(event, out)
         return out
+
+    def _quiet(self) -> bool:
+        """Nothing recovered, refused or moved so far, and no recovery: then only a block's
+        start can change anything (a call the policy refuses, a block that does not keep its
+        index); ``message_*`` events, deltas and stops go on as they came."""
+        return (
+            not self.recover
+            and self._identity
+            and not self._refused
+            and not self._errors
+            and not self._dropped
+        )
+
+    def _skim(self, run: Framed, out: list[Piece]) -> None:
+        """A whole run while :meth:`_quiet`: only block starts are cut out and looked at;
+        the rest goes on as runs. Once a start makes the stream not quiet (a refused call),
+        the rest of the run goes event by event."""
+        size = len(run)
+        done = look = 0  # passed on up to ``done``; looking for a start from ``look``
+        while (at := run.find(_START, look)) >= 0:
+            begin = run.after(run.rfind(b"\n\n", done, at), done)
+            end = run.find(b"\n\n", at) + 2
+            look = end
+            if self._kept(run, begin, end):
+                continue
+            if begin > done:
+                out.append(run.part(done, begin))
+            self._event(Event(run[begin:end]), out)
+            done = end
+            if not self._quiet():
+                if done < size:
+                    out.extend(self.run([run.part(done, size)]))
+                return
+        if done == 0:
+            out.append(run)
+        elif done < size:
+            out.append(run.part(done, size))
+
+    def _kept(self, run: bytes, begin: int, end: int) -> bool:
+        """A start in the shape Anthropic's endpoints write (a text block's, or a call's
+        the policy lets through) that keeps its index, counted as :meth:`_start` counts
+        it and left in the run unparsed; False for any other (it is parsed)."""
+        name = None
+        m = _TEXT_START.fullmatch(run, begin, end)
+        if m is None:
+            m = TOOL_START.fullmatch(run, begin, end)
+            if m is None:
+                return False
+            try:
+                m[2].decode()
+                name = m[3].decode()
+            except UnicodeDecodeError:
+                return False  # not JSON: parsing says so, and it goes on as it came
+        index = int(m[1])
+        if index != self._next:
+            return False
+        if name is not None:
+            passes = self._passes.get(name)
+            if passes is None:
+                passes = self._passes[name] = self.policy.passes(name)
+            if not passes:
+                return False
+            self._calls += 1
+        self._index[index] = index
+        self._next += 1
+        return True
 
     def close(self, pieces: list[Piece]) -> list[Piece]:
         """The last pieces; then, for a stream that ended inside a text block, what it held,

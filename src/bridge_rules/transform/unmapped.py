@@ -137,6 +137,16 @@ class UnmappedPolicy:
                 self.report.refusal = self.refusal
         return found
 
+    def passes(self, name: str) -> bool:
+        """A call under ``name`` goes on untouched and unreported: what :meth:`check` finds
+        nothing for, without its logging and counting."""
+        if (
+            self.policy is not None
+            and not self.policy.decide(name, self.rt.outbound_name(name)).allowed
+        ):
+            return False
+        return self.mode == "pass" or name in self.known
+
     def check(self, name: str) -> Unmapped | None:
         """The finding for a call the agent would get under ``name``, or None when it is fine."""
         found_denied = self.denied(name)
