@@ -58,11 +58,19 @@ def _free_port() -> int:
 @contextmanager
 def bridge_rules_serve(upstream: str, *rules: str) -> Iterator[str]:
     """``bridge-rules serve --rules ...`` as a separate process; yields its base URL."""
+    options = ["--upstream", upstream]
+    for ref in rules:
+        options += ["--rules", ref]
+    with serving(*options) as url:
+        yield url
+
+
+@contextmanager
+def serving(*options: str) -> Iterator[str]:
+    """``bridge-rules serve OPTIONS`` as a separate process on a free port; yields its URL."""
     port = _free_port()
     cli = Path(sys.executable).with_name("bridge-rules")
-    args = [str(cli), "serve", "--upstream", upstream, "--port", str(port)]
-    for ref in rules:
-        args += ["--rules", ref]
+    args = [str(cli), "serve", *options, "--port", str(port)]
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     url = f"http://127.0.0.1:{port}"
     try:

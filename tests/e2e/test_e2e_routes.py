@@ -12,10 +12,6 @@ and glob run the venv's ripgrep.
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -23,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from fake_upstream import FakeUpstream, tool_results
-from opencode_driver import SetupError, install_opencode, run_opencode
+from opencode_driver import SetupError, install_opencode, run_opencode, serving
 from pi_driver import HELLO, run_pi
 
 pytestmark = pytest.mark.e2e
@@ -39,44 +35,11 @@ def opencode(npm_cache: Path) -> Path:
         pytest.fail(str(exc))
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextmanager
 def serve_routes(settings: Path) -> Iterator[str]:
     """``bridge-rules serve --config settings`` as a separate process; yields its URL."""
-    port = _free_port()
-    cli = Path(sys.executable).with_name("bridge-rules")
-    args = [str(cli), "serve", "--config", str(settings), "--port", str(port)]
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            if proc.poll() is not None:
-                err = proc.stderr.read() if proc.stderr else ""
-                raise AssertionError(f"bridge-rules serve exited: {err}")
-            try:
-                with urllib.request.urlopen(f"{url}/healthz", timeout=1) as reply:
-                    if reply.status == 200:
-                        break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise AssertionError("bridge-rules serve did not answer /healthz") from None
-                time.sleep(0.1)
+    with serving("--config", str(settings)) as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
 
 
 def test_two_agents_two_routes_one_read_only(pi: Path, opencode: Path, tmp_path: Path) -> None:
