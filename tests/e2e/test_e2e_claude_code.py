@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from opencode_driver import SetupError, bridge_rules_serve, install_opencode, run_opencode
+from opencode_driver import SetupError, install_opencode, run_opencode
 from pi_driver import HELLO, PiInstallError, install_pi, run_pi
 from scripted import ScriptedEndpoint, calls, done
 from servers import running_app
@@ -109,7 +109,10 @@ def opencode(npm_cache: Path) -> Path:
 
 
 def test_opencode_completes_a_task_through_the_claude_code_cli(
-    opencode: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    opencode: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     project = tmp_path / "project"
     project.mkdir()
@@ -129,10 +132,12 @@ def test_opencode_completes_a_task_through_the_claude_code_cli(
     endpoint = ScriptedEndpoint(
         [calls((c["name"], c["input"])) for c in steps] + [done("OPENCODE-TASK-DONE")]
     )
+    caplog.set_level(logging.INFO, "bridge_rules.proxy.claude_code")
     with endpoint:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", endpoint.url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
-        with bridge_rules_serve("claude-code", "opencode") as url:
+        config = ProxyConfig(upstream="claude-code", rules=("opencode",))
+        with running_app(create_app(config)) as url:
             run = run_opencode(opencode, tmp_path / "home", project, url, "Bump and copy.")
         turns = endpoint.turns
     edited = HELLO.replace("42", "43")
@@ -149,3 +154,8 @@ def test_opencode_completes_a_task_through_the_claude_code_cli(
         assert all(not r.get("is_error") for r in results), results
         assert DENIED not in str(turn["messages"])
     assert tool_uses(turns[3])[1]["input"] == steps[1]["input"]  # replayed in wire form
+    lines = [r.getMessage() for r in caplog.records]
+    not_run = [line.split()[3].rstrip(":") for line in lines if "claude-code: not run" in line]
+    denied = {line.split()[2] for line in lines if "claude-code: denied" in line}
+    assert not_run == ["Read", "Edit", "Bash"]  # the CLI closed every call; none ran
+    assert {"Read", "Bash"} <= denied
