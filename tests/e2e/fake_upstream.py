@@ -62,6 +62,17 @@ def tool_results(payload: dict[str, Any]) -> list[dict[str, Any]]:
     return [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
 
 
+def replayed_calls(payload: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every ``tool_use`` a request's history holds, as ``{name, input}`` in order."""
+    return [
+        {"name": block["name"], "input": block["input"]}
+        for message in payload["messages"]
+        if message["role"] == "assistant" and isinstance(message["content"], list)
+        for block in message["content"]
+        if block.get("type") == "tool_use"
+    ]
+
+
 def final_text(results: list[dict[str, Any]]) -> str:
     parts = [f"is_error={bool(r.get('is_error'))} content={r.get('content')!r}" for r in results]
     return f"FAKE-UPSTREAM-FINAL: got {len(results)} tool_result(s): " + "; ".join(parts)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_upstream import replayed_calls
 from opencode_driver import SetupError, install_opencode, run_opencode
 from pi_driver import HELLO, PiInstallError, install_pi, run_pi
 from scripted import ScriptedEndpoint, calls, done
@@ -35,16 +36,6 @@ def pi(npm_cache: Path) -> Path:
         return install_pi(npm_cache)
     except PiInstallError as exc:
         pytest.fail(str(exc))
-
-
-def tool_uses(turn: dict[str, Any]) -> list[dict[str, Any]]:
-    return [
-        {"name": b["name"], "input": b["input"]}
-        for m in turn["messages"]
-        if m["role"] == "assistant" and isinstance(m["content"], list)
-        for b in m["content"]
-        if b.get("type") == "tool_use"
-    ]
 
 
 def tool_results(turn: dict[str, Any]) -> list[dict[str, Any]]:
@@ -85,7 +76,7 @@ def test_pi_completes_a_task_through_the_claude_code_cli(
         names = {t["name"] for t in turn["tools"]}
         assert {"Read", "Edit", "Bash", "Write"} <= names
         assert not {"read", "edit", "bash"} & names
-        assert tool_uses(turn) == [READ, EDIT, BASH][:n]  # the history, in wire form
+        assert replayed_calls(turn) == [READ, EDIT, BASH][:n]  # the history, in wire form
         results = tool_results(turn)
         assert [r["tool_use_id"] for r in results] == [f"toolu_turn{i}_0000" for i in range(n)]
         assert all(not r.get("is_error") for r in results), results
@@ -145,15 +136,15 @@ def test_opencode_completes_a_task_through_the_claude_code_cli(
     assert "OPENCODE-TASK-DONE" in run.stdout
     assert hello.read_text() == edited
     assert (project / "copy.txt").read_text() == edited
-    assert len(turns) == 4, [tool_uses(t) for t in turns]
+    assert len(turns) == 4, [replayed_calls(t) for t in turns]
     for n, turn in enumerate(turns):
         assert {"Read", "Edit", "Bash", "Write"} <= {t["name"] for t in turn["tools"]}
-        assert [c["name"] for c in tool_uses(turn)] == ["Read", "Edit", "Bash"][:n]
+        assert [c["name"] for c in replayed_calls(turn)] == ["Read", "Edit", "Bash"][:n]
         results = tool_results(turn)
         assert [r["tool_use_id"] for r in results] == [f"toolu_turn{i}_0000" for i in range(n)]
         assert all(not r.get("is_error") for r in results), results
         assert DENIED not in str(turn["messages"])
-    assert tool_uses(turns[3])[1]["input"] == steps[1]["input"]  # replayed in wire form
+    assert replayed_calls(turns[3])[1]["input"] == steps[1]["input"]  # replayed in wire form
     lines = [r.getMessage() for r in caplog.records]
     not_run = [line.split()[3].rstrip(":") for line in lines if "claude-code: not run" in line]
     denied = {line.split()[2] for line in lines if "claude-code: denied" in line}

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_upstream import FakeUpstream, Recorded, tool_results
+from fake_upstream import FakeUpstream, Recorded, replayed_calls, tool_results
 from opencode_driver import (
     SetupError,
     bridge_rules_serve,
@@ -97,16 +97,6 @@ def calls_for(project: Path) -> list[dict[str, Any]]:
                 ]
             },
         },
-    ]
-
-
-def replayed_calls(payload: dict[str, Any]) -> list[dict[str, Any]]:
-    return [
-        {"name": block["name"], "input": block["input"]}
-        for message in payload["messages"]
-        if message["role"] == "assistant" and isinstance(message["content"], list)
-        for block in message["content"]
-        if block.get("type") == "tool_use"
     ]
 
 

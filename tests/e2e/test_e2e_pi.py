@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_upstream import FakeUpstream, tool_results
+from fake_upstream import FakeUpstream, replayed_calls, tool_results
 from pi_driver import HELLO, run_pi
 from servers import running_app
 
@@ -64,16 +64,6 @@ SCENARIOS: list[Scenario] = [
         {"name": "mcp__pi__ls", "input": {"path": "."}},
     ),
 ]
-
-
-def replayed_calls(payload: dict[str, Any]) -> list[dict[str, Any]]:
-    return [
-        {"name": block["name"], "input": block["input"]}
-        for message in payload["messages"]
-        if message["role"] == "assistant"
-        for block in message["content"]
-        if block.get("type") == "tool_use"
-    ]
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[s[0] for s in SCENARIOS])
