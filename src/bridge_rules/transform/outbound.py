@@ -90,7 +90,7 @@ class Rewriter:
         """How calls cross the schema conversion of each tool this request sent, where it
         changes them (``bridge_rules.schemas``): this request's own, never a worker's."""
         self.shape_keys: list[tuple[str, bytes | None]] = []
-        self.ids: IdRule = id_rule(target_of(rt))
+        self.ids: IdRule = id_rule(rt.rules.schemas.target)  # the target's id rule
 
     def wire(self, name: str) -> str:
         if name in self.typed:
@@ -322,11 +322,6 @@ class Rewriter:
                     out = list(system)
                 out[i] = {**block, "text": new_text}
         return system if out is None else out
-
-
-def target_of(rt: Runtime) -> str | None:
-    """The schema target the rules name (``schemas: {target: ...}``), whose id rule applies."""
-    return rt.rules.schemas.target
 
 
 def _apply(ops: tuple[Any, ...], text: str) -> str:
