@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import stat
 import tempfile
 import threading
@@ -35,6 +36,7 @@ ASK = {
 def cli_processes() -> list[str]:
     """This test process's children (the proxy runs in it) whose HOME is one of the
     upstream's scratch directories, as ``pid: command``."""
+    home = f"HOME={tempfile.gettempdir()}/bridge-rules-claude-".encode()
     found = []
     for pid in os.listdir("/proc"):
         try:
@@ -42,7 +44,7 @@ def cli_processes() -> list[str]:
                 if int(f.read().rsplit(b")", 1)[1].split()[1]) != os.getpid():
                     continue
             with open(f"/proc/{pid}/environ", "rb") as f:
-                if b"HOME=/tmp/bridge-rules-claude-" not in f.read():
+                if home not in f.read():
                     continue
             with open(f"/proc/{pid}/cmdline", "rb") as f:
                 found.append(f"{pid}: {f.read()[:80]!r}")
@@ -52,11 +54,24 @@ def cli_processes() -> list[str]:
 
 
 def litter() -> set[str]:
-    """What the upstream's CLI runs left in the temporary directory: scratch directories,
-    or the CLI's own per-directory files."""
+    """What the upstream's CLI runs left: scratch directories in the temporary directory,
+    or the CLI's own per-directory files in the system's (it names them after its working
+    directory, every character but letters and digits made a dash)."""
     tmp = Path(tempfile.gettempdir())
     found = {p.name for p in tmp.glob("bridge-rules-claude-*")}
-    return found | {p.name for p in tmp.glob("claude-*/-tmp-bridge-rules-claude-*")}
+    ours = re.sub(r"[^A-Za-z0-9]", "-", str(tmp))
+    return found | {p.name for p in Path("/tmp").glob(f"claude-*/{ours}-bridge-rules-claude-*")}
+
+
+@pytest.fixture
+def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A temporary directory of this test's own for the in-process proxy, so a scratch
+    directory that another test's proxy (another xdist worker) makes or removes meanwhile
+    is not counted as this one's."""
+    root = tmp_path / "tmp"
+    root.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(root))
+    return root
 
 
 def fake_cli(tmp_path: Path, body: str) -> str:
@@ -79,7 +94,10 @@ class _Hits(BaseHTTPRequestHandler):
 
 
 def test_no_builtin_runs_on_the_proxy_host(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    tmp_path: Path,
+    private_tmp: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     fifo = tmp_path / "canary.fifo"  # opening it for reading is what a Read would do
     os.mkfifo(fifo)
