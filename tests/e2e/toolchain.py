@@ -19,6 +19,8 @@ import os
 import sys
 from pathlib import Path
 
+from tests.usercache import user_cache
+
 # Not resolved: the venv's python is a symlink to the system's, whose directory has no node.
 VENV_BIN = Path(sys.executable).parent
 TOOLS = ("node", "npm", "rg")
@@ -54,6 +56,4 @@ def cache_dir() -> Path:
     explicit = os.environ.get(CACHE_ENV)
     if explicit:
         return Path(explicit)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg) if xdg else Path.home() / ".cache"
-    return base / "bridge-rules" / "e2e"
+    return user_cache() / "e2e"
