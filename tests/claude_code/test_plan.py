@@ -112,6 +112,34 @@ def test_sampling_reaches_the_child_through_its_environment_only() -> None:
     assert plan({"messages": body["messages"]}).env == {}
 
 
+@pytest.mark.parametrize(
+    ("choice", "sent"),
+    [
+        (
+            {"type": "tool", "name": "search_docs"},
+            {"type": "tool", "name": "mcp__bridge__search_docs"},
+        ),
+        ({"type": "tool", "name": "Read"}, {"type": "tool", "name": "Read"}),
+        ({"type": "tool", "name": "mcp__pi__ls"}, {"type": "tool", "name": "mcp__pi__ls"}),
+        ({"type": "tool", "name": "nowhere"}, {"type": "tool", "name": "nowhere"}),
+        ({"type": "any", "disable_parallel_tool_use": True}, None),
+        ("auto", None),  # not a shape the API takes: the endpoint says so, as over HTTP
+    ],
+)
+def test_tool_choice_names_the_tool_as_the_cli_offers_it(choice: Any, sent: Any) -> None:
+    body = {
+        "messages": [{"role": "user", "content": "hi"}],
+        "tools": [
+            {"name": n, "input_schema": {"type": "object"}}
+            for n in ("search_docs", "Read", "mcp__pi__ls")
+        ],
+        "tool_choice": choice,
+        "metadata": {"user_id": "user-7"},
+    }
+    extra = json.loads(plan(body).env["CLAUDE_CODE_EXTRA_BODY"])
+    assert extra == {"tool_choice": choice if sent is None else sent, "metadata": body["metadata"]}
+
+
 def test_the_child_gets_the_listed_variables_and_nothing_else() -> None:
     environ = {
         "ANTHROPIC_API_KEY": "sk-1",

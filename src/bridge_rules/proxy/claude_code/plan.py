@@ -39,9 +39,10 @@ BUILTINS = frozenset(
 ``--tools`` names them; any other name is offered as an MCP tool."""
 
 _MCP_NAME = re.compile(r"^mcp__([A-Za-z0-9_-]+?)__([A-Za-z0-9_-]+)$")
-_SAMPLING = ("temperature", "top_p", "top_k", "stop_sequences")
+_EXTRA_BODY = ("temperature", "top_p", "top_k", "stop_sequences", "thinking", "metadata")
 """Request fields the CLI has no flag for; they reach the model through
-``CLAUDE_CODE_EXTRA_BODY``, which the CLI merges into each request body."""
+``CLAUDE_CODE_EXTRA_BODY``, which the CLI merges into each request body (``tool_choice``
+too, its tool named as the CLI names it)."""
 
 
 class PlanError(ValueError):
@@ -143,11 +144,20 @@ def _lines(messages: Any, to_cli: Mapping[str, str]) -> list[dict[str, Any]]:
     return lines
 
 
-def _env(body: Mapping[str, Any]) -> dict[str, str]:
+def _tool_choice(choice: Any, to_cli: Mapping[str, str]) -> Any:
+    """The request's ``tool_choice`` as the CLI's model call needs it: a named tool under
+    the name the CLI gives it (``mcp__bridge__search_docs``); anything else as it is."""
+    if not isinstance(choice, dict) or choice.get("type") != "tool":
+        return choice
+    name = choice.get("name")
+    return {**choice, "name": to_cli[name]} if isinstance(name, str) and name in to_cli else choice
+
+
+def _env(body: Mapping[str, Any], to_cli: Mapping[str, str]) -> dict[str, str]:
     env: dict[str, str] = {}
-    extra = {k: body[k] for k in _SAMPLING if body.get(k) is not None}
-    if isinstance(body.get("thinking"), dict):
-        extra["thinking"] = body["thinking"]
+    extra = {k: body[k] for k in _EXTRA_BODY if body.get(k) is not None}
+    if body.get("tool_choice") is not None:
+        extra["tool_choice"] = _tool_choice(body["tool_choice"], to_cli)
     if extra:
         env["CLAUDE_CODE_EXTRA_BODY"] = jsonio.dumps(extra).decode()
     max_tokens = body.get("max_tokens")
@@ -193,6 +203,6 @@ def plan(body: Mapping[str, Any]) -> CliPlan:
         mcp_tools=mcp_tools,
         lines=_lines(body.get("messages"), to_cli),
         to_wire=to_wire,
-        env=_env(body),
+        env=_env(body, to_cli),
         stream=body.get("stream") is True,
     )
