@@ -378,16 +378,17 @@ class _Compiler:
             span=setting.doc.source_map.key_span(("inbound", "match_registered")),
         )
 
-    def wire_names(self) -> NameGuard:
+    def wire_names(self, target: str | None) -> NameGuard:
         layered = _layer_section(self.files, "wire_names")
         if layered is None:
-            return NameGuard()
+            return NameGuard(target=target)
         model: WireNames = layered.value
         return NameGuard(
             max_length=model.max_length,
             on_invalid=model.on_invalid,
             on_collision=model.on_collision,
             span=layered.file.doc.source_map.key_span(("wire_names",)),
+            target=target,
         )
 
     def schemas(self) -> tuple[Profile, Span | None]:
@@ -484,7 +485,7 @@ class _Compiler:
             repairs=repairs,
             gateway=gateway,
             unmapped=inbound.value.unmapped if inbound else Inbound().unmapped,
-            wire_names=self.wire_names(),
+            wire_names=self.wire_names(schema_profile.target),
             schemas=schema_profile,
             schemas_span=schema_span,
             debug_log=debug_log.value if debug_log else None,

@@ -176,6 +176,9 @@ class NameGuard:
     on_invalid: str = "error"
     on_collision: str = "error"
     span: Span | None = None
+    target: str | None = None
+    """The rules' schema target (``schemas.target``), whose own name rule a name must also
+    meet (Gemini's letter first); None or ``anthropic``: the API's rule alone."""
 
 
 @dataclass(frozen=True)

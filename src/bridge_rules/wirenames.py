@@ -16,6 +16,7 @@ MAX_LEN = 64
 _ALLOWED = re.compile(r"[a-zA-Z0-9_-]")
 _NOT_ALLOWED = re.compile(r"[^a-zA-Z0-9_-]")
 _CHARS = re.compile(r"[a-zA-Z0-9_-]+")
+_LEAD = re.compile(r"[a-zA-Z_]")
 
 
 def is_valid(name: str, max_len: int = MAX_LEN) -> bool:
@@ -23,20 +24,25 @@ def is_valid(name: str, max_len: int = MAX_LEN) -> bool:
     return 0 < len(name) <= max_len and _CHARS.fullmatch(name) is not None
 
 
-def shorten(name: str, max_len: int = MAX_LEN) -> str:
+def shorten(name: str, max_len: int = MAX_LEN, *, letter_first: bool = False) -> str:
     """A valid name for ``name``: deterministic, and distinct for distinct names.
 
     Characters the API refuses become ``_``; whenever anything changes, an 8-digit
     hash of the whole original goes at the end (cut to fit ``max_len``), so
     ``a.b`` and an existing ``a_b`` never meet. Reversible through the reverse map,
-    which holds every registered name's wire name.
+    which holds every registered name's wire name. ``letter_first`` (a target such as
+    Gemini) also refuses a name that starts with a digit or ``-``; such a name gets a
+    ``_`` in front, and the hash.
     """
-    if is_valid(name, max_len):
+    lead_ok = not letter_first or _LEAD.match(name) is not None
+    if lead_ok and is_valid(name, max_len):
         return name
     digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
-    if max_len <= len(digest) + 1:
-        return digest[:max_len]
     clean = _NOT_ALLOWED.sub("_", name)
+    if letter_first and _LEAD.match(clean) is None:
+        clean = "_" + clean
+    if max_len <= len(digest) + 1:
+        return ("_" + digest if letter_first else digest)[:max_len]
     return clean[: max_len - len(digest) - 1] + "_" + digest
 
 

@@ -144,3 +144,34 @@ def test_tool_reference_comes_back_under_the_local_name(eng: Engine) -> None:
     rewritten = b"".join(eng.inbound_stream([stream], registered))
     data = orjson.loads(rewritten.split(b"data: ", 1)[1])
     assert data["content_block"] == out["content"][0]
+
+
+def test_shorten_meets_the_targets_own_name_rule(tmp_path: Path) -> None:
+    rules = (
+        "schemas: {target: gemini}\nwire_names:\n  on_invalid: shorten\n"
+        "names:\n  - kind: passthrough\n    id: mine\n    names: [1st, -x, ok_1]\n"
+    )
+    eng = write_rules(tmp_path, rules)
+    sent = eng.outbound(request(tool("1st"), tool("-x"), tool("ok_1")), env={})
+    wires = [t["name"] for t in sent.payload["tools"]]
+    assert sent.rejected is None
+    assert wires[2] == "ok_1"  # Gemini takes it: unchanged
+    for wire, local in zip(wires[:2], ("1st", "-x"), strict=True):
+        assert wire.startswith("_")
+        assert wire != "_" + local  # the hash is there: it never meets a tool named _1st
+        assert wire == shorten(local, letter_first=True)
+        assert eng.inbound_name(wire, sent.registered) == local
+    # The same rules for the Anthropic API send both names as they are: it takes them.
+    anthropic = write_rules(tmp_path, rules.replace("gemini", "anthropic"))
+    sent = anthropic.outbound(request(tool("1st"), tool("-x")), env={})
+    assert [t["name"] for t in sent.payload["tools"]] == ["1st", "-x"]
+
+
+def test_letter_first_shortening_is_valid_at_any_limit() -> None:
+    for limit in (1, 5, 9, 10, 64):
+        for name in ("1st", "-", "", "9" * 100, "a.b", "ok"):
+            short = shorten(name, limit, letter_first=True)
+            assert is_valid(short, limit), (name, limit)
+            assert short[0].isalpha() or short[0] == "_", (name, limit)
+    assert shorten("ok", letter_first=True) == "ok"
+    assert shorten("1st", letter_first=True) != shorten("_1st", letter_first=True)

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bridge_rules.names.trace import Tracer
+from bridge_rules.schemas import DEFAULT_TARGET, name_letter_first, name_problem
 from bridge_rules.stageindex import StageIndex
 from bridge_rules.stages import CompiledStage, Hit, NameGuard
 from bridge_rules.wirenames import is_valid, shorten
@@ -29,6 +30,15 @@ class Outbound:
         return self.wire == self.local
 
 
+def accepted(wire: str, guard: NameGuard) -> bool:
+    """Whether the API (within the rules' length limit) and the rules' target both take
+    ``wire`` as a tool name."""
+    if not is_valid(wire, guard.max_length):
+        return False
+    target = guard.target
+    return target is None or target == DEFAULT_TARGET or name_problem(target, wire) is None
+
+
 def decide(
     name: str,
     stages: Sequence[CompiledStage],
@@ -46,9 +56,9 @@ def decide(
         result = Outbound(name, name, None, None)
     else:
         result = Outbound(name, found[1].wire, stages[found[0]], found[1])
-    if guard is None or is_valid(result.wire, guard.max_length):
+    if guard is None or accepted(result.wire, guard):
         return result
-    short = shorten(result.wire, guard.max_length)
+    short = shorten(result.wire, guard.max_length, letter_first=name_letter_first(guard.target))
     if tracer is not None:
         tracer.shortened(result.wire, short, guard, len(stages))
     return Outbound(name, short, result.stage, result.hit)

@@ -15,6 +15,7 @@ from bridge_rules.schemas.targets import (
     OPERATIONS,
     TARGETS,
     Profile,
+    name_letter_first,
     name_problem,
     profile,
 )
@@ -29,6 +30,7 @@ __all__ = [
     "Profile",
     "Shape",
     "convert",
+    "name_letter_first",
     "name_problem",
     "profile",
 ]

@@ -151,6 +151,15 @@ _NAME_RULES: dict[Target, tuple[re.Pattern[str], str]] = {
 }
 
 
+_LETTER_FIRST: frozenset[str] = frozenset({"gemini"})
+
+
+def name_letter_first(target: str | None) -> bool:
+    """Whether ``target``'s names must start with a letter or ``_`` (Gemini's do): what
+    ``wire_names.on_invalid: shorten`` must also meet there."""
+    return target in _LETTER_FIRST
+
+
 def name_problem(target: Target, name: str) -> str | None:
     """Why ``target`` refuses the tool name ``name`` (a phrase after "name X"), or None."""
     pattern, rule = _NAME_RULES[target]
