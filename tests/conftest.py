@@ -6,6 +6,7 @@ are kept on one worker, and the hostile suite's summary line adds up every worke
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Generator
 from dataclasses import asdict
@@ -20,6 +21,7 @@ from tests.usercache import user_cache
 ROOT = Path(__file__).resolve().parent.parent
 TALLY_KEY = "hostile_tally"
 UNGROUPED = pytest.StashKey[set[str]]()
+_ID_LIMIT = 60
 
 # Hypothesis budgets (tests/budget.py): "dev" runs 25% of each property's examples, "ci"
 # (`--hypothesis-profile=ci`, which the README's test command passes) runs them all and
@@ -51,6 +53,17 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     # the waiting it overlaps.
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return min(2 * (cores or 1), (cores or 1) + 4)
+
+
+def pytest_make_parametrize_id(config: pytest.Config, val: object, argname: str) -> str | None:
+    # A long text or bytes case (a 10 kB backtracking input, a stream of junk) would be its
+    # whole node id, in every report line: its head, its length and a digest instead.
+    if not isinstance(val, (str, bytes)) or len(val) <= _ID_LIMIT:
+        return None
+    raw = val.encode("utf-8", "surrogatepass") if isinstance(val, str) else val
+    head = val[:24] if isinstance(val, str) else val[:24].decode("ascii", "backslashreplace")
+    head = head.encode("unicode_escape").decode("ascii")
+    return f"{head}...{len(val)}-{hashlib.sha256(raw).hexdigest()[:6]}"
 
 
 @pytest.fixture(scope="session")

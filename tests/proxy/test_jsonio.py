@@ -67,6 +67,7 @@ def test_the_slow_path_writes_what_orjson_writes(value: Any) -> None:
         b"[" * 100_000 + b"]" * 100_000,
         b'{"k":' * 3000 + b"null" + b"}" * 3000,
     ],
+    ids=["past-u64", "past-i64", "huge-ints", "deep-arrays", "deep-objects"],
 )
 def test_exact_and_deep_documents_round_trip(text: bytes) -> None:
     assert jsonio.dumps(jsonio.loads(text)) == text
