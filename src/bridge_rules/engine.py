@@ -34,9 +34,10 @@ from bridge_rules.sealing import Sealer
 
 if TYPE_CHECKING:
     from bridge_rules.transform import OutboundBytes, OutboundResult
+    from bridge_rules.transform.report import InboundReport
     from bridge_rules.transform.results import CallSeals
+    from bridge_rules.transform.scope import CallScope
     from bridge_rules.transform.turn import Turn
-    from bridge_rules.transform.unmapped import InboundReport
 
 __all__ = ["Engine", "RuleRef", "load"]
 
@@ -297,6 +298,16 @@ class Engine:
             runtime = runtime.narrowed(switches)
         return start_turn(runtime, body, model, self._env(env), cache=cache)
 
+    def _scope(
+        self,
+        registered: Iterable[str] | None,
+        report: InboundReport | None,
+        shapes: Shapes | None,
+    ) -> CallScope:
+        from bridge_rules.transform.scope import CallScope
+
+        return CallScope(self.runtime, _names(registered), self._seals, report, shapes)
+
     def inbound(
         self,
         message: Any,
@@ -309,16 +320,14 @@ class Engine:
         ``registered`` and ``shapes``: the request's local tool names and schema
         conversions (``OutboundResult.registered``, ``.shapes``; :meth:`turn` passes both);
         None means every local name the rules know. ``report`` (an
-        :class:`~bridge_rules.transform.unmapped.InboundReport`) receives the names mapped
+        :class:`~bridge_rules.transform.report.InboundReport`) receives the names mapped
         back (``renamed``, wire -> local; ``renamed_calls``) and the calls that map to no
         registered tool when ``inbound.unmapped`` is ``warn`` or ``error``; the stream
         methods fill it the same way.
         """
         from bridge_rules.transform import rewrite_message
 
-        return rewrite_message(
-            self.runtime, message, _names(registered), self._seals, report, shapes=shapes
-        )
+        return rewrite_message(self._scope(registered, report, shapes), message)
 
     def inbound_stream(
         self,
@@ -334,9 +343,7 @@ class Engine:
         """
         from bridge_rules.transform import rewrite_stream
 
-        return rewrite_stream(
-            self.runtime, chunks, _names(registered), self._seals, report, shapes=shapes
-        )
+        return rewrite_stream(self._scope(registered, report, shapes), chunks)
 
     def inbound_stream_async(
         self,
@@ -348,9 +355,7 @@ class Engine:
         """:meth:`inbound_stream` over an async iterable (an ASGI/httpx body)."""
         from bridge_rules.transform import rewrite_stream_async
 
-        return rewrite_stream_async(
-            self.runtime, chunks, _names(registered), self._seals, report, shapes=shapes
-        )
+        return rewrite_stream_async(self._scope(registered, report, shapes), chunks)
 
     # --------------------------------------------------------- explain
     def explain(

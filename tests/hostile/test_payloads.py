@@ -26,7 +26,7 @@ from tests.hostile.tally import TALLY
 from bridge_rules.lint.analysis import analyse
 from bridge_rules.resources import profile_names
 from bridge_rules.runtime import Runtime
-from bridge_rules.transform import rewrite_message, rewrite_outbound, rewrite_stream
+from bridge_rules.transform import CallScope, rewrite_message, rewrite_outbound, rewrite_stream
 
 BIG = 2**64 + 1  # 18446744073709551617, the issue's example
 # The stream rewriter keeps integers exact once it parses with bridge_rules.jsonio (the
@@ -199,7 +199,7 @@ def test_requests(profile: str, payload: Any) -> None:
 )
 def test_responses(profile: str, message: Any) -> None:
     runtime = RUNTIMES[profile]
-    out = _bounded(lambda: rewrite_message(runtime, message, None))
+    out = _bounded(lambda: rewrite_message(CallScope(runtime), message))
     if not isinstance(message, dict) or not isinstance(message.get("content"), list):
         assert out == message  # an unknown shape passes through untouched
         return
@@ -292,7 +292,7 @@ def _rules_remove_timeout(runtime: Runtime, names: list[Any]) -> bool:
     leaves by a rule is not lost."""
     for name in names:
         call = {"type": "tool_use", "id": "t", "name": name, "input": {"timeout": BIG}}
-        out = rewrite_message(runtime, {"role": "assistant", "content": [call]}, None)
+        out = rewrite_message(CallScope(runtime), {"role": "assistant", "content": [call]})
         if str(BIG) not in json.dumps(out):
             return True
     return False
@@ -328,7 +328,7 @@ def test_streams(profile: str, parts: list[bytes], cuts: list[int]) -> None:
     data = b"".join(parts)
     points = sorted({0, len(data), *(c for c in cuts if c < len(data))})
     chunks = [data[a:b] for a, b in itertools.pairwise(points)]
-    out = _bounded(lambda: b"".join(rewrite_stream(runtime, chunks, None)))
+    out = _bounded(lambda: b"".join(rewrite_stream(CallScope(runtime), chunks)))
     if b"tool_use" not in data:
         assert out == data  # nothing to rewrite: byte for byte
     digits = str(BIG).encode()
@@ -363,5 +363,5 @@ def test_deep_payloads(depth: int) -> None:
                 }
             ],
         }
-        out = _bounded(lambda rt=runtime, m=message: rewrite_message(rt, m, None))
+        out = _bounded(lambda rt=runtime, m=message: rewrite_message(CallScope(rt), m))
         assert not _lost(message, out)

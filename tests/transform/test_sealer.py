@@ -11,7 +11,7 @@ from tests.transform.test_sse import REGISTERED, delta, start, stop
 import bridge_rules
 from bridge_rules.calls import ToolCall
 from bridge_rules.engine import Engine
-from bridge_rules.transform import rewrite_message, rewrite_stream
+from bridge_rules.transform import CallScope, rewrite_message, rewrite_stream
 
 
 @dataclass
@@ -57,7 +57,7 @@ def test_a_sealed_id_reaches_the_client_and_only_its_start_waits() -> None:
         delta(1, '{"path": "."}'),
         stop(1),
     ]
-    out = list(rewrite_stream(eng.runtime, stream, REGISTERED, sealer))
+    out = list(rewrite_stream(CallScope.of(eng.runtime, REGISTERED, sealer), stream))
     # read's start waited for its input, and went out with the sealed id at its stop;
     # ls may not be sealed: its start went out at once, its id as it came.
     assert starts(out) == [(0, "toolu_0.sealed.a.txt"), (1, "toolu_1")]
@@ -75,7 +75,7 @@ def test_a_sealed_id_reaches_the_client_in_a_message() -> None:
             {"type": "tool_use", "id": "toolu_1", "name": "mcp__pi__ls", "input": {}},
         ],
     }
-    out = rewrite_message(eng.runtime, message, REGISTERED, Sealer("read"))
+    out = rewrite_message(CallScope.of(eng.runtime, REGISTERED, Sealer("read")), message)
     assert [b["id"] for b in out["content"]] == ["toolu_0.sealed.a", "toolu_1"]
     assert out["content"][0]["input"] == {"path": "a"}
 
@@ -88,12 +88,15 @@ def test_an_unchanged_id_keeps_the_streams_bytes() -> None:
             return call_id
 
     stream = [start(0, "Read"), delta(0, '{"file_path": "a"}'), stop(0)]
-    plain = b"".join(rewrite_stream(eng.runtime, stream, REGISTERED))
-    assert b"".join(rewrite_stream(eng.runtime, stream, REGISTERED, Keeps("read"))) == plain
+    plain = b"".join(rewrite_stream(CallScope.of(eng.runtime, REGISTERED), stream))
+    assert (
+        b"".join(rewrite_stream(CallScope.of(eng.runtime, REGISTERED, Keeps("read")), stream))
+        == plain
+    )
 
 
 def test_a_held_start_whose_input_never_parses_goes_out_as_it_came() -> None:
     eng = engine()
     stream = [start(0, "Read"), delta(0, '{"file_path": "a')]
-    out = b"".join(rewrite_stream(eng.runtime, stream, REGISTERED, Sealer("read")))
+    out = b"".join(rewrite_stream(CallScope.of(eng.runtime, REGISTERED, Sealer("read")), stream))
     assert out == start(0, "read") + delta(0, '{"file_path": "a')

@@ -20,8 +20,9 @@ from hypothesis import strategies as st
 
 import bridge_rules
 from bridge_rules.calls import ToolCall
+from bridge_rules.transform.report import InboundReport
+from bridge_rules.transform.scope import CallScope
 from bridge_rules.transform.sse import StreamRewriter
-from bridge_rules.transform.unmapped import InboundReport
 
 ENGINE = bridge_rules.load()
 REGISTERED = ("read", "bash", "edit", "write", "grep", "find", "ls")
@@ -186,7 +187,7 @@ def rewrite(
 ) -> tuple[Any, ...]:
     sealer = Sealer(sealed) if sealed is not None else None
     report = InboundReport()
-    rw = StreamRewriter(ENGINE.runtime, REGISTERED, sealer, report)
+    rw = StreamRewriter(CallScope.of(ENGINE.runtime, REGISTERED, sealer, report))
     rw.passes[0].fast = fast  # type: ignore[attr-defined]
     bounds = [0, *sorted(c % (len(stream) + 1) for c in cuts), len(stream)]
     out = [rw.feed(stream[a:b]) for a, b in itertools.pairwise(bounds)]

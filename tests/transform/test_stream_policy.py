@@ -16,6 +16,7 @@ from tests.transform.test_stream_recovery import REGISTERED, assemble, sse
 
 from bridge_rules.engine import Engine
 from bridge_rules.transform.framing import Framed
+from bridge_rules.transform.scope import CallScope
 from bridge_rules.transform.stream import open_rewriter
 
 MODES = [
@@ -38,7 +39,7 @@ def engines(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], E
 
 
 def streamed(engine: Engine, stream: bytes, cut: int, skim: bool, framed: bool) -> bytes:
-    rw = open_rewriter(engine.runtime, REGISTERED)
+    rw = open_rewriter(CallScope.of(engine.runtime, REGISTERED))
     rw.passes[-1].skim = skim  # type: ignore[attr-defined]
     chunks = [stream[at : at + cut] for at in range(0, len(stream), cut)]
     if framed:  # as the proxy hands them on: whole events, framed once already

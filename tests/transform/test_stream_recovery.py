@@ -14,6 +14,7 @@ from tests.budget import examples
 from tests.transform.conftest import write_rules
 
 from bridge_rules.engine import Engine
+from bridge_rules.transform.scope import CallScope
 from bridge_rules.transform.sse import StreamRewriter
 from bridge_rules.transform.stream import open_rewriter
 
@@ -171,13 +172,15 @@ def test_later_blocks_are_renumbered(rules: Engine) -> None:
 @pytest.mark.parametrize("name", ["unknown tool", "prose only", "empty text block"])
 def test_nothing_recovered_means_the_same_bytes(rules: Engine, name: str) -> None:
     stream = CASES[name]
-    plain = b"".join(StreamRewriter(rules.runtime, REGISTERED).feed(stream) for _ in [0])
+    plain = b"".join(
+        StreamRewriter(CallScope.of(rules.runtime, REGISTERED)).feed(stream) for _ in [0]
+    )
     assert assemble(run(rules, stream)) == assemble(plain)
     assert assemble(run(rules, stream))["stop_reason"] == "end_turn" or name == "empty text block"
 
 
 def test_prose_streams_at_once_and_only_a_possible_tag_is_held(rules: Engine) -> None:
-    rw = open_rewriter(rules.runtime, REGISTERED)
+    rw = open_rewriter(CallScope.of(rules.runtime, REGISTERED))
     head = ev("message_start", {"type": "message_start", "message": _head()})
     head += ev("content_block_start", _start(0, {"type": "text", "text": ""}))
     assert rw.feed(head)  # the message start goes out; the text block start waits for text

@@ -108,7 +108,7 @@ def test_error_turns_the_call_into_text(tmp_path: Path) -> None:
 
 
 def test_header_value_is_header_safe() -> None:
-    from bridge_rules.transform.unmapped import Unmapped
+    from bridge_rules.transform.report import Unmapped
 
     report = InboundReport([Unmapped("a\r\nX-Evil: 1", ()), Unmapped("b", ())])
     value = report.header_value()

@@ -31,8 +31,8 @@ from bridge_rules.proxy.obs import DebugLog
 from bridge_rules.proxy.reply import Message, Reply
 from bridge_rules.proxy.stream import EventTooLarge, StreamWatch, relay, too_large
 from bridge_rules.proxy.upstream import READ_ERRORS, Upstream, read_fault
+from bridge_rules.transform.report import HEADER as UNMAPPED_HEADER
 from bridge_rules.transform.turn import Turn
-from bridge_rules.transform.unmapped import HEADER as UNMAPPED_HEADER
 
 REWRITE_DROP = frozenset({b"content-length", b"content-encoding"})
 DEBUG_STREAM_CAP = 1 << 20  # bytes of a streamed body the debug log keeps (--log-prompts)

@@ -30,7 +30,7 @@ from bridge_rules.proxy.config import private_problem
 from bridge_rules.proxy.errors import UpstreamAborted
 
 if TYPE_CHECKING:
-    from bridge_rules.transform.unmapped import InboundReport
+    from bridge_rules.transform.report import InboundReport
 
 ACCESS_LOGGER = "bridge_rules.proxy.access"
 access_logger = logging.getLogger(ACCESS_LOGGER)

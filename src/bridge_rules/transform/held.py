@@ -12,13 +12,10 @@ import re
 from typing import Any
 
 from bridge_rules import jsonio
-from bridge_rules.calls import ToolCall, inbound_call
-from bridge_rules.runtime import Runtime
-from bridge_rules.schemas.book import Shapes
+from bridge_rules.calls import ToolCall
 from bridge_rules.transform.framing import Event, Piece, events_in
-from bridge_rules.transform.results import CallSealer
+from bridge_rules.transform.scope import CallScope
 from bridge_rules.transform.shapes import args_delta, delta_data, string_text
-from bridge_rules.transform.unmapped import InboundReport
 
 StartRead = tuple[str, str, int]
 """A tool block's start read from its bytes: the name, the id, the index."""
@@ -53,19 +50,8 @@ class Held:
 class HeldCalls:
     """Per stream: the plans by wire name, the blocks held by index."""
 
-    def __init__(
-        self,
-        rt: Runtime,
-        registered: tuple[str, ...] | None,
-        sealer: CallSealer | None = None,
-        report: InboundReport | None = None,
-        shapes: Shapes | None = None,
-    ) -> None:
-        self.rt = rt
-        self.registered = registered
-        self.shapes = shapes  # the request's schema conversions, for calls to come back
-        self.sealer = sealer
-        self.report = report  # receives the names mapped back
+    def __init__(self, scope: CallScope) -> None:
+        self.scope = scope
         self._held: dict[int, Held] = {}
         self._plans: dict[str, Plan] = {}  # by wire name
 
@@ -98,9 +84,8 @@ class HeldCalls:
 
     def _renamed(self, name: str, local: str | None, raw: bytes) -> Event:
         """A start in the common shape, ``raw`` with its name mapped back, noted."""
-        if self.report is not None:
-            assert local is not None
-            self.report.rename(name, local)
+        assert local is not None
+        self.scope.renamed(name, local)
         return Event(raw)
 
     def _flush(
@@ -117,7 +102,7 @@ class HeldCalls:
         start = held.start
         if start is not None:
             if call is not None:
-                new_id = self._sealed(held.id, call)
+                new_id = self.scope.seal(held.id, call)
                 if new_id != held.id:
                     data = start.json()
                     block = {**data["content_block"], "id": new_id}
@@ -138,7 +123,7 @@ class HeldCalls:
             return None
         call = self._adapted(held.wire, held.text())
         if call is not None and held.start is None:  # not sealed at the stop: noted here
-            self._sealed(held.id, call)
+            self.scope.seal(held.id, call)
         return call
 
     def _adapted(self, wire: str, text: str) -> ToolCall | None:
@@ -148,12 +133,7 @@ class HeldCalls:
             return None
         if not isinstance(args, dict):
             return None
-        return inbound_call(self.rt, wire, args, self.registered, self.shapes)
-
-    def _sealed(self, call_id: Any, call: ToolCall) -> Any:
-        if self.sealer is None or not isinstance(call_id, str):
-            return call_id
-        return self.sealer.seal(call_id, call)
+        return self.scope.call(wire, args)
 
     def _release_all(self, out: list[Piece]) -> None:
         """Everything held, as received (an error event, or the end of the stream)."""

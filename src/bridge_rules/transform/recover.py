@@ -27,10 +27,8 @@ import hashlib
 from typing import Any
 
 from bridge_rules import jsonio
-from bridge_rules.calls import ToolCall, inbound_call
-from bridge_rules.runtime import Runtime
-from bridge_rules.schemas.book import Shapes
-from bridge_rules.transform.results import CallSealer
+from bridge_rules.calls import ToolCall
+from bridge_rules.transform.scope import CallScope
 
 OPEN = "<tool_call>"
 CLOSE = "</tool_call>"
@@ -78,13 +76,8 @@ def _partial(text: str, tag: str) -> int:
 class TextScanner:
     """Text in any pieces -> releasable text and recovered calls, chunking-independent."""
 
-    def __init__(
-        self, rt: Runtime, registered: tuple[str, ...] | None, shapes: Shapes | None = None
-    ) -> None:
-        self.rt = rt
-        self.registered = registered
-        self.shapes = shapes
-        self.known = frozenset(rt.known_locals if registered is None else registered)
+    def __init__(self, scope: CallScope) -> None:
+        self.scope = scope
         self._pending = ""  # outside a tag: text not yet released
         self._space = ""  # inside a tag: the whitespace run held before it
         self._body: str | None = None  # inside a tag: what followed <tool_call>
@@ -196,8 +189,8 @@ class TextScanner:
         parsed = _parse(body)
         if parsed is None:
             return None
-        call = inbound_call(self.rt, parsed[0], parsed[1], self.registered, self.shapes)
-        if call.name not in self.known:
+        call = self.scope.call(parsed[0], parsed[1])
+        if call.name not in self.scope.known:
             return None
         return call
 
@@ -223,13 +216,7 @@ def call_id(message_id: str, index: int, call: Recovered) -> str:
     return "toolu_br" + hashlib.sha256(seed).hexdigest()[:24]
 
 
-def recover_tool_calls(
-    rt: Runtime,
-    message: dict[str, Any],
-    registered: tuple[str, ...] | None,
-    sealer: CallSealer | None = None,
-    shapes: Shapes | None = None,
-) -> None:
+def recover_tool_calls(scope: CallScope, message: dict[str, Any]) -> None:
     """Rewrite ``message`` (already a private copy) in place: text tags -> tool_use blocks."""
     content = message.get("content")
     if not isinstance(content, list):
@@ -248,7 +235,7 @@ def recover_tool_calls(
         if not isinstance(text, str) or block.get("type") != "text" or OPEN not in text:
             out.append(block)
             continue
-        scanner = TextScanner(rt, registered, shapes)
+        scanner = TextScanner(scope)
         pieces = merge_text(scanner.feed(text) + scanner.finish())
         if not any(isinstance(p, Recovered) for p in pieces):
             out.append(block)
@@ -257,9 +244,7 @@ def recover_tool_calls(
             if isinstance(piece, str):
                 out.append({**block, "text": piece})
                 continue
-            ident = call_id(mid, recovered, piece)
-            if sealer is not None:
-                ident = sealer.seal(ident, piece)
+            ident = scope.seal(call_id(mid, recovered, piece), piece)
             out.append(
                 {
                     "type": "tool_use",

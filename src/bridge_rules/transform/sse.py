@@ -29,18 +29,14 @@ a whole object and as received otherwise; the end of a truncated stream releases
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from typing import Any
 
 from bridge_rules import jsonio
-from bridge_rules.calls import adapts_arguments, inbound_call
-from bridge_rules.runtime import Runtime
-from bridge_rules.schemas.book import Shapes
+from bridge_rules.calls import adapts_arguments
 from bridge_rules.transform.framing import Event, EventStream, Framed, Piece
 from bridge_rules.transform.held import Held, HeldCalls, Plan
-from bridge_rules.transform.inbound import freeze
 from bridge_rules.transform.references import references_in
-from bridge_rules.transform.results import CallSealer
+from bridge_rules.transform.scope import CallScope
 from bridge_rules.transform.shapes import (
     ARGS_DELTA,
     BLOCK_KEY,
@@ -52,7 +48,6 @@ from bridge_rules.transform.shapes import (
     is_utf8,
     string_text,
 )
-from bridge_rules.transform.unmapped import InboundReport
 
 _KINDS = frozenset({"content_block_start", "content_block_delta", "content_block_stop", "error"})
 _START = b"content_block_start"
@@ -267,7 +262,7 @@ class CallPass(HeldCalls):
         except UnicodeDecodeError:
             return -1
         local, adapts, sealing, written = plan = self._plans.get(name) or self._plan(name)
-        if sealing or (adapts and self.sealer is not None):  # held, to seal or note the id
+        if sealing or (adapts and self.scope.sealer is not None):  # held, to seal or note the id
             if begin > done:
                 out.append(run.part(done, begin))
             index = int(m[1])
@@ -321,11 +316,11 @@ class CallPass(HeldCalls):
     def _plan(self, name: str) -> Plan:
         plan = self._plans.get(name)
         if plan is None:
-            rt, reg = self.rt, self.registered
-            local = rt.inbound_name(name, reg)
-            sealing = self.sealer is not None and self.sealer.may_seal(local or name)
+            scope = self.scope
+            local = scope.local_name(name)
+            sealing = scope.sealer is not None and scope.sealer.may_seal(local or name)
             written = jsonio.dumps(local)[1:-1] if local is not None and local != name else None
-            adapts = adapts_arguments(rt, name, reg, self.shapes)
+            adapts = adapts_arguments(scope.rt, name, scope.registered, scope.shapes)
             plan = self._plans[name] = (local, adapts, sealing, written)
         return plan
 
@@ -335,7 +330,7 @@ class CallPass(HeldCalls):
             self._flush(index, out)
         block = data.get("content_block")
         if not isinstance(block, dict) or block.get("type") != "tool_use":
-            renamed = references_in(self.rt, block, self.registered)
+            renamed = references_in(self.scope.rt, block, self.scope.registered)
             out.append(
                 event if renamed is block else event.with_data({**data, "content_block": renamed})
             )
@@ -344,16 +339,15 @@ class CallPass(HeldCalls):
         if not isinstance(name, str):
             out.append(event)
             return
-        rt, reg = self.rt, self.registered
         local, adapts, sealing, _ = self._plan(name)
         new_block = block
         held = None
         if adapts or sealing:
             args = block.get("input")
             if isinstance(args, dict) and args:  # whole input up front: adapt it here
-                call = inbound_call(rt, name, args, reg, self.shapes)
+                call = self.scope.call(name, args)
                 new_block = {**block, "name": call.name, "input": call.arguments}
-                new_id = self._sealed(block.get("id"), call)
+                new_id = self.scope.seal(block.get("id"), call)
                 if new_id != block.get("id"):
                     new_block["id"] = new_id
             elif isinstance(index, int):
@@ -361,8 +355,8 @@ class CallPass(HeldCalls):
         if new_block is block and local is not None and local != name:
             new_block = {**block, "name": local}
         if new_block is not block:
-            if self.report is not None and new_block["name"] != name:
-                self.report.rename(name, new_block["name"])
+            if new_block["name"] != name:
+                self.scope.renamed(name, new_block["name"])
             event = event.with_data({**data, "content_block": new_block})
         if held is not None and sealing:
             held.start = event
@@ -373,13 +367,5 @@ class CallPass(HeldCalls):
 class StreamRewriter(EventStream):
     """Feed bytes in any chunking; get rewritten bytes out. ``close()`` flushes the tail."""
 
-    def __init__(
-        self,
-        rt: Runtime,
-        registered: Iterable[str] | None = None,
-        sealer: CallSealer | None = None,
-        report: InboundReport | None = None,
-        shapes: Shapes | None = None,
-    ) -> None:
-        self.registered = freeze(registered)
-        super().__init__([CallPass(rt, self.registered, sealer, report, shapes)])
+    def __init__(self, scope: CallScope) -> None:
+        super().__init__([CallPass(scope)])

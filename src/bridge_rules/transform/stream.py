@@ -33,8 +33,6 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from bridge_rules import jsonio
-from bridge_rules.runtime import Runtime
-from bridge_rules.schemas.book import Shapes
 from bridge_rules.transform.framing import (
     NOT_JSON,
     Event,
@@ -44,7 +42,6 @@ from bridge_rules.transform.framing import (
     Piece,
     events_in,
 )
-from bridge_rules.transform.inbound import freeze
 from bridge_rules.transform.recover import (
     RECOVERABLE_STOPS,
     Recovered,
@@ -52,15 +49,11 @@ from bridge_rules.transform.recover import (
     call_id,
     merge_text,
 )
-from bridge_rules.transform.results import CallSealer
+from bridge_rules.transform.report import Unmapped
+from bridge_rules.transform.scope import CallScope
 from bridge_rules.transform.shapes import TOOL_START
 from bridge_rules.transform.sse import CallPass
-from bridge_rules.transform.unmapped import (
-    InboundReport,
-    Unmapped,
-    UnmappedPolicy,
-    refusal_body,
-)
+from bridge_rules.transform.unmapped import UnmappedPolicy, refusal_body
 
 _TEXT_START = re.compile(
     rb'event: content_block_start\ndata: \{"type": ?"content_block_start", ?'
@@ -88,20 +81,10 @@ class SecondPass:
 
     skim = True  # while nothing changed, only block starts are looked at (tests turn it off)
 
-    def __init__(
-        self,
-        rt: Runtime,
-        registered: tuple[str, ...] | None,
-        sealer: CallSealer | None = None,
-        report: InboundReport | None = None,
-        shapes: Shapes | None = None,
-    ) -> None:
-        self.rt = rt
-        self.registered = registered
-        self.shapes = shapes
-        self.sealer = sealer
-        self.recover = rt.plan.recover_tool_calls
-        self.policy = UnmappedPolicy(rt, registered, report)
+    def __init__(self, scope: CallScope) -> None:
+        self.scope = scope
+        self.recover = scope.rt.plan.recover_tool_calls
+        self.policy = UnmappedPolicy(scope)
         self._errors: dict[int, Unmapped] = {}  # upstream index -> a call turned into text
         self._calls = 0  # tool_use blocks passed on
         self._refused = 0  # tool_use blocks turned into text or dropped (unmapped, denied)
@@ -307,7 +290,7 @@ class SecondPass:
     def _start(self, event: Event, data: dict[str, Any], index: int, out: list[Piece]) -> None:
         block = data.get("content_block")
         if self.recover and isinstance(block, dict) and block.get("type") == "text":
-            scanner = TextScanner(self.rt, self.registered, self.shapes)
+            scanner = TextScanner(self.scope)
             text = _Text(event, data, scanner)
             self._text[index] = text
             initial = block.get("text")
@@ -484,8 +467,7 @@ class SecondPass:
             self._refused += 1
             self._text_block(index, self.policy.text(found), out)
             return
-        if self.sealer is not None:
-            ident = self.sealer.seal(ident, call)
+        ident = self.scope.seal(ident, call)
         block = {"type": "tool_use", "id": ident, "name": call.name, "input": {}}
         self._recovered_out += 1
         partial = jsonio.dumps(call.arguments).decode()
@@ -523,32 +505,20 @@ class ChunkRewriter(Protocol):
     def close(self) -> bytes: ...
 
 
-def open_rewriter(
-    rt: Runtime,
-    registered: Iterable[str] | None = None,
-    sealer: CallSealer | None = None,
-    report: InboundReport | None = None,
-    shapes: Shapes | None = None,
-) -> ChunkRewriter:
+def open_rewriter(scope: CallScope) -> ChunkRewriter:
     """The passes a stream needs over one framing: the calls mapped back, then, only for
-    ``<tool_call>`` recovery or an ``inbound.unmapped`` policy, :class:`SecondPass`."""
-    reg = freeze(registered)
-    passes: list[Pass] = [CallPass(rt, reg, sealer, report, shapes)]
+    ``<tool_call>`` recovery, an ``inbound.unmapped`` policy or a tool policy,
+    :class:`SecondPass`."""
+    rt = scope.rt
+    passes: list[Pass] = [CallPass(scope)]
     if rt.plan.recover_tool_calls or rt.rules.unmapped != "pass" or rt.policy.active:
-        passes.append(SecondPass(rt, reg, sealer, report, shapes))
+        passes.append(SecondPass(scope))
     return EventStream(passes)
 
 
-def rewrite_stream(
-    rt: Runtime,
-    chunks: Iterable[bytes],
-    registered: Iterable[str] | None = None,
-    sealer: CallSealer | None = None,
-    report: InboundReport | None = None,
-    *,
-    shapes: Shapes | None = None,
-) -> Iterator[bytes]:
-    rw = open_rewriter(rt, registered, sealer, report, shapes)
+def rewrite_stream(scope: CallScope, chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """An SSE response rewritten chunk by chunk, as ``scope`` says; any chunking works."""
+    rw = open_rewriter(scope)
     for chunk in chunks:
         out = rw.feed(chunk)
         if out:
@@ -559,15 +529,10 @@ def rewrite_stream(
 
 
 async def rewrite_stream_async(
-    rt: Runtime,
-    chunks: AsyncIterable[bytes],
-    registered: Iterable[str] | None = None,
-    sealer: CallSealer | None = None,
-    report: InboundReport | None = None,
-    *,
-    shapes: Shapes | None = None,
+    scope: CallScope, chunks: AsyncIterable[bytes]
 ) -> AsyncIterator[bytes]:
-    rw = open_rewriter(rt, registered, sealer, report, shapes)
+    """:func:`rewrite_stream` over an async iterable (an ASGI or aiohttp body)."""
+    rw = open_rewriter(scope)
     async for chunk in chunks:
         out = rw.feed(chunk)
         if out:

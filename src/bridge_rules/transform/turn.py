@@ -12,27 +12,37 @@ callers use the same object.
 from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from bridge_rules.runtime import Runtime
 from bridge_rules.schemas.book import Shapes
 from bridge_rules.transform.cached import OutboundBytes, rewrite_outbound_bytes
 from bridge_rules.transform.inbound import rewrite_message
-from bridge_rules.transform.results import CallSeals, seals
+from bridge_rules.transform.report import InboundReport
+from bridge_rules.transform.results import seals
+from bridge_rules.transform.scope import CallScope
 from bridge_rules.transform.stream import rewrite_stream, rewrite_stream_async
-from bridge_rules.transform.unmapped import InboundReport
 
 
 @dataclass(eq=False)
 class Turn:
     """A rewritten request (:attr:`outcome`) and the rewriting of its response."""
 
-    runtime: Runtime
     outcome: OutboundBytes
-    sealer: CallSeals | None
-    report: InboundReport = field(default_factory=InboundReport)
-    """Names mapped back and unmapped calls, filled by :meth:`message` and the streams."""
+    scope: CallScope
+    """What mapping the answer's calls back needs of this request; its report is filled
+    by :meth:`message` and the streams."""
+
+    @property
+    def runtime(self) -> Runtime:
+        return self.scope.rt
+
+    @property
+    def report(self) -> InboundReport:
+        """Names mapped back, and the unmapped and denied calls of the answer so far."""
+        assert self.scope.report is not None  # start_turn gives every turn one
+        return self.scope.report
 
     @property
     def body(self) -> bytes:
@@ -58,21 +68,15 @@ class Turn:
 
     def message(self, message: Any) -> Any:
         """A non-streaming response message in local terms (a new dict)."""
-        return rewrite_message(
-            self.runtime, message, self.registered, self.sealer, self.report, shapes=self.shapes
-        )
+        return rewrite_message(self.scope, message)
 
     def stream(self, chunks: Iterable[bytes]) -> Iterator[bytes]:
         """An SSE response rewritten chunk by chunk; any chunking works."""
-        return rewrite_stream(
-            self.runtime, chunks, self.registered, self.sealer, self.report, shapes=self.shapes
-        )
+        return rewrite_stream(self.scope, chunks)
 
     def stream_async(self, chunks: AsyncIterable[bytes]) -> AsyncIterator[bytes]:
         """:meth:`stream` over an async iterable (an ASGI or aiohttp body)."""
-        return rewrite_stream_async(
-            self.runtime, chunks, self.registered, self.sealer, self.report, shapes=self.shapes
-        )
+        return rewrite_stream_async(self.scope, chunks)
 
 
 def start_turn(
@@ -89,4 +93,5 @@ def start_turn(
     outcome = rewrite_outbound_bytes(rt, body, model, env, cache=cache, gc_pause=gc_pause)
     if not outcome.gate_open:
         outcome.body = body
-    return Turn(rt, outcome, seals(rt))
+    scope = CallScope(rt, tuple(outcome.registered), seals(rt), InboundReport(), outcome.shapes)
+    return Turn(outcome, scope)

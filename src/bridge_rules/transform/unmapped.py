@@ -3,7 +3,8 @@
 Without a policy (``pass``, the default) such a call reaches the agent as it
 came, and the agent reports "tool X not found" with nothing pointing at the
 rules. ``warn`` passes it on, logs the name with the closest registered tools,
-counts it (:data:`UNMAPPED`) and lists it on the caller's :class:`InboundReport`
+counts it (:data:`UNMAPPED`) and lists it on the caller's
+:class:`~bridge_rules.transform.report.InboundReport`
 (the proxy's ``x-bridge-rules-unmapped`` header). ``error`` also replaces the call
 with a text block that says what happened, so the agent (and its user) can read
 it instead of a call that cannot run.
@@ -21,54 +22,15 @@ import re
 import threading
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 from bridge_rules.runtime import Runtime
+from bridge_rules.transform.report import Unmapped
+from bridge_rules.transform.scope import CallScope
 
 log = logging.getLogger("bridge_rules.inbound")
 
-HEADER = "x-bridge-rules-unmapped"
-_HEADER_UNSAFE = re.compile(r"[^A-Za-z0-9_.:/-]")
-_MAX_HEADER = 1024
 _MAX_NAMES = 1000
-
-
-@dataclass(frozen=True)
-class Unmapped:
-    """A call's name that maps to no registered tool, and the closest registered ones; or,
-    with ``rule``, a call to a tool the policy denies (``policy.on_denied``)."""
-
-    name: str
-    candidates: tuple[str, ...]
-    rule: str | None = None
-    """The policy rule that denies the tool (None: the call is only unmapped)."""
-
-
-@dataclass
-class InboundReport:
-    """Filled while one response is rewritten; the caller reads it afterwards."""
-
-    unmapped: list[Unmapped] = field(default_factory=list)
-    renamed: dict[str, str] = field(default_factory=dict)
-    """Names mapped back (wire -> local), first seen first."""
-    renamed_calls: int = 0
-    """Tool calls whose name was mapped back."""
-    denied: list[Unmapped] = field(default_factory=list)
-    """Calls to tools the policy denies, whatever ``on_denied`` did with them."""
-    refusal: str | None = None
-    """Set when ``on_denied: error`` refused the answer: what the agent is told."""
-
-    def rename(self, wire: str, local: str) -> None:
-        self.renamed.setdefault(wire, local)
-        self.renamed_calls += 1
-
-    def header_value(self) -> str | None:
-        """``x-bridge-rules-unmapped``: the names, comma-separated and header-safe; None if none."""
-        if not self.unmapped:
-            return None
-        names = dict.fromkeys(_HEADER_UNSAFE.sub("?", u.name) for u in self.unmapped)
-        return ",".join(names)[:_MAX_HEADER]
 
 
 class UnmappedCounter:
@@ -94,13 +56,11 @@ DENIED = UnmappedCounter()
 class UnmappedPolicy:
     """``inbound.unmapped`` for one response: decides, logs, counts and reports."""
 
-    def __init__(
-        self, rt: Runtime, registered: tuple[str, ...] | None, report: InboundReport | None
-    ) -> None:
-        self.rt = rt
+    def __init__(self, scope: CallScope) -> None:
+        rt = self.rt = scope.rt
         self.mode = rt.rules.unmapped
-        self.known = frozenset(rt.known_locals if registered is None else registered)
-        self.report = report
+        self.known = scope.known
+        self.report = scope.report
         self.policy = rt.policy if rt.policy.active else None
         self.refusal: str | None = None
         """Set once ``on_denied: error`` refuses the answer: what the agent is told."""
