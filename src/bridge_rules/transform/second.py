@@ -468,26 +468,19 @@ class SecondPass:
         block = {"type": "tool_use", "id": ident, "name": call.name, "input": {}}
         self._recovered_out += 1
         partial = jsonio.dumps(call.arguments).decode()
-        start = {"type": "content_block_start", "index": index, "content_block": block}
-        delta = {
-            "type": "content_block_delta",
-            "index": index,
-            "delta": {"type": "input_json_delta", "partial_json": partial},
-        }
-        out.append(self._made("content_block_start", start))
-        out.append(self._made("content_block_delta", delta))
-        out.append(self._made("content_block_stop", {"type": "content_block_stop", "index": index}))
+        self._whole(index, block, {"type": "input_json_delta", "partial_json": partial}, out)
 
     def _text_block(self, index: int, text: str, out: list[Piece]) -> None:
-        empty = {"type": "text", "text": ""}
-        start = {"type": "content_block_start", "index": index, "content_block": empty}
-        delta = {
-            "type": "content_block_delta",
-            "index": index,
-            "delta": {"type": "text_delta", "text": text},
-        }
+        self._whole(index, {"type": "text", "text": ""}, {"type": "text_delta", "text": text}, out)
+
+    def _whole(
+        self, index: int, block: dict[str, Any], delta: dict[str, Any], out: list[Piece]
+    ) -> None:
+        """A block made here, whole: its start, one delta, its stop."""
+        start = {"type": "content_block_start", "index": index, "content_block": block}
         out.append(self._made("content_block_start", start))
-        out.append(self._made("content_block_delta", delta))
+        body = {"type": "content_block_delta", "index": index, "delta": delta}
+        out.append(self._made("content_block_delta", body))
         out.append(self._made("content_block_stop", {"type": "content_block_stop", "index": index}))
 
     def _made(self, name: str, data: dict[str, Any]) -> Event:
