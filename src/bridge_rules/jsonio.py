@@ -18,6 +18,7 @@ write deeper than 254. Payloads are client data, so both happen. Here:
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -74,6 +75,30 @@ def loads(data: bytes | bytearray | memoryview | str) -> Any:
             raise
         return _exact(_text(raw), deep=True)  # too deep for orjson to tell: the stack parser
     return _exact(_text(raw), deep=False)  # orjson disagrees: the exact path decides
+
+
+def top_field(data: bytes, key: str) -> Any:
+    """The value under ``key`` at the top of a JSON document, without building the rest of
+    it: what ``loads(data).get(key)`` gives when the document is an object, None when it is
+    not one or lacks the key. Raises :data:`JSONDecodeError` when the document is not JSON.
+
+    The rest of the document is scanned, not read as :func:`loads` reads it: a document
+    that ``loads`` refuses only for a number past a double's range elsewhere (``1e400``)
+    still gives its ``key``. A document the quick reader cannot take (not an object, a
+    lone surrogate, a number it cannot hold under ``key``) is read by :func:`loads`.
+    """
+    try:
+        return _field_reader(key)(data).value
+    except (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+        pass  # not an object, or not read quickly: read it whole
+    payload = loads(data)
+    return payload.get(key) if isinstance(payload, dict) else None
+
+
+@functools.cache
+def _field_reader(key: str) -> Callable[[bytes], Any]:
+    fields = msgspec.defstruct("Field", [("value", Any, None)], rename={"value": key})
+    return msgspec.json.Decoder(fields).decode
 
 
 def _text(raw: bytes) -> str:

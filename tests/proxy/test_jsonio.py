@@ -272,3 +272,56 @@ def test_a_number_json_or_a_double_lacks_is_located_on_the_exact_path(
     with pytest.raises(jsonio.JSONDecodeError, match=says) as caught:
         jsonio.loads(text)
     assert caught.value.pos == 5002
+
+
+# ------------------------------------------------------------------ top_field
+def _field_as_loads_reads_it(data: bytes, key: str) -> Any:
+    payload = jsonio.loads(data)
+    return payload.get(key) if isinstance(payload, dict) else None
+
+
+def _outcome(read: Any) -> tuple[str, bytes]:
+    """What a reader gave, written out (a 3000-deep value cannot be compared with ==)."""
+    try:
+        return ("value", jsonio.dumps(read()))
+    except jsonio.JSONDecodeError:
+        return ("refused", b"")
+
+
+@given(
+    st.one_of(
+        values,
+        anywhere_ints,
+        st.dictionaries(st.sampled_from(["model", "a", "mod"]), values | anywhere_ints),
+    ),
+    st.booleans(),
+)
+def test_top_field_gives_what_loads_gives(value: Any, spaced: bool) -> None:
+    data = json.dumps(value).encode() if spaced else jsonio.dumps(value)
+    assert jsonio.top_field(data, "model") == _field_as_loads_reads_it(data, "model")
+
+
+EDGES = {
+    "duplicate": b'{"model":"a","model":"b"}',  # the last one, as loads keeps it
+    "nested": b'{"a":{"model":"nested"}}',  # only the top level counts
+    "surrogate": b'{"model":"\\ud800x"}',  # a lone surrogate: refused both ways
+    "surrogate-elsewhere": b'{"a":"\\udc00","model":"m"}',
+    "huge-int": b'{"model":1' + b"9" * 5000 + b"}",  # past int()'s limit under the key
+    "huge-elsewhere": b'{"a":[1,' + b"9" * 5000 + b'],"model":"m"}',
+    "deep": b'{"model":' + b"[" * 3000 + b"]" * 3000 + b"}",  # deeper than msgspec goes
+    "array": b"[1,2]",
+    "string": b'"model"',
+    "null": b"null",
+}
+
+
+@pytest.mark.parametrize("data", list(EDGES.values()), ids=list(EDGES))
+def test_top_field_edges_agree_with_loads(data: bytes) -> None:
+    expected = _outcome(lambda: _field_as_loads_reads_it(data, "model"))
+    assert _outcome(lambda: jsonio.top_field(data, "model")) == expected
+
+
+@pytest.mark.parametrize("data", [b"", b'{"model":"a"', b'{"model":"a"} x', b"{'model':1}"])
+def test_top_field_of_what_is_not_json_raises_as_loads_does(data: bytes) -> None:
+    with pytest.raises(jsonio.JSONDecodeError):
+        jsonio.top_field(data, "model")

@@ -124,12 +124,12 @@ class Route:
 
 
 def _model(body: bytes) -> Any:
-    """The request's model id, for routes that match on it (None when there is none)."""
+    """The request's model id, for routes that match on it (None when there is none); the
+    rest of the body is scanned, not built (a third of a parse, for a 1 MB body)."""
     try:
-        payload = jsonio.loads(body)
+        return jsonio.top_field(body, "model")
     except ValueError:
         return None
-    return payload.get("model") if isinstance(payload, dict) else None
 
 
 def _raw_rest(scope: Mapping[str, Any], route: Route) -> bytes:
