@@ -11,10 +11,15 @@ mean the same on any machine and on a busy one:
 * ``vs first``: the per-entry cost against the smallest size of the same kind;
   a flat column is linear time.
 
+A third kind is a directory of N rule files of one local tool each, layered, through the
+CLI as a user runs it (``explain --rules DIR t1`` and ``lint --layered DIR``); its floor is
+reading every file and parsing its JSON form.
+
 ``--quick`` stops at 10,000 entries. Issue 13's targets (100,000 alias entries:
-load under 2 s, lint under 5 s, on the project's 2-core machine) are checked
-against CPU time, with the wall clock beside it: on an idle machine the two
-agree; on a shared one the wall clock also counts other processes' turns.
+load under 2 s, lint under 5 s, on the project's 2-core machine) and issue 26's (10,000
+rule files load under 2 s) are checked against CPU time, with the wall clock beside it: on
+an idle machine the two agree; on a shared one the wall clock also counts other processes'
+turns.
 """
 
 from __future__ import annotations
@@ -32,7 +37,11 @@ import orjson
 
 ALIAS_SIZES = (1_000, 10_000, 50_000, 100_000)
 STAGE_SIZES = (100, 1_000, 5_000)
-TARGETS = {("aliases", 100_000): (2.0, 5.0)}  # (load, lint) seconds
+FILE_SIZES = (1_000, 10_000)
+TARGETS = {  # (load, lint) seconds, and the issue that set them
+    ("aliases", 100_000): (2.0, 5.0, "issue 13"),
+    ("files", 10_000): (2.0, 2.0, "issue 26"),
+}
 
 
 def alias_table(n: int) -> tuple[str, bytes]:
@@ -47,6 +56,34 @@ def stage_list(n: int) -> tuple[str, bytes]:
     lines = ["bridge-rules: 1", "names:"]
     lines += [f"  - {{kind: aliases, id: s{i}, map: {{t{i}: W{i}}}}}" for i in range(n)]
     return "\n".join(lines) + "\n", orjson.dumps({"names": stages})
+
+
+def file_tree(n: int, root: Path) -> list[bytes]:
+    """``n`` rule files of one local tool each under ``root``; their JSON forms."""
+    root.mkdir()
+    forms = []
+    for i in range(n):
+        (root / f"r{i:05}.yaml").write_text(f"bridge-rules: 1\nlocal_tools: [t{i}]\n")
+        forms.append(orjson.dumps({"bridge-rules": 1, "local_tools": [f"t{i}"]}))
+    return forms
+
+
+def read_and_parse(root: Path, forms: list[bytes]) -> None:
+    """The floor of a rule-file tree: every file read, and its JSON form parsed."""
+    for path, form in zip(sorted(root.iterdir()), forms, strict=True):
+        path.read_bytes()
+        orjson.loads(form)
+
+
+def cli_once(*argv: str) -> None:
+    from contextlib import redirect_stdout
+
+    from bridge_rules.cli.app import main
+
+    with redirect_stdout(io.StringIO()):
+        status = main(list(argv))
+    if status != 0:
+        raise SystemExit(f"bridge-rules {' '.join(argv)} exited {status}")
 
 
 def best(fn: Callable[[], object], runs: int) -> tuple[float, float]:
@@ -119,8 +156,38 @@ def main() -> int:
                             ("lint", lint_cpu, lint, target[1]),
                         )
                     ]
-                    out.write(f"  issue 13 target: {'; '.join(verdict)}\n")
+                    out.write(f"  {target[2]} target: {'; '.join(verdict)}\n")
                 out.flush()
+        first_load = first_lint = 0.0
+        for n in FILE_SIZES:
+            if limit is not None and n > limit:
+                continue
+            root = Path(tmp) / f"files-{n}"
+            forms = file_tree(n, root)
+            _, floor = best(lambda r=root, f=forms: read_and_parse(r, f), 3)
+            load, load_cpu = best(lambda r=root: cli_once("explain", "--rules", str(r), "t1"), 3)
+            lint, lint_cpu = best(lambda r=root: cli_once("lint", "--layered", str(r)), 3)
+            per_load, per_lint = load_cpu / n, lint_cpu / n
+            first_load = first_load or per_load
+            first_lint = first_lint or per_lint
+            out.write(
+                f"{'files ' + format(n, ','):<18}{floor:>10.3f}{load:>9.2f}{load_cpu:>7.2f}"
+                f"{per_load * 1e6:>10.1f}{load_cpu / max(floor, 1e-9):>10.0f}"
+                f"{per_load / first_load:>10.2f}"
+                f"{lint:>9.2f}{lint_cpu:>7.2f}{per_lint / first_lint:>10.2f}\n"
+            )
+            target = TARGETS.get(("files", n))
+            if target is not None:
+                verdict = [
+                    f"{what} {cpu:.2f} s CPU ({wall:.2f} s wall) "
+                    f"{'<' if cpu < want else '>='} {want:g} s"
+                    for what, cpu, wall, want in (
+                        ("explain", load_cpu, load, target[0]),
+                        ("lint", lint_cpu, lint, target[1]),
+                    )
+                ]
+                out.write(f"  {target[2]} target: {'; '.join(verdict)}\n")
+            out.flush()
     return 0
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import io
 import os
 import socket
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -166,17 +165,20 @@ def test_an_empty_directory_is_an_error_not_the_packaged_rules(project: Path) ->
 
 
 @pytest.mark.parametrize("command", ["lint", "explain"])
-def test_ten_thousand_rule_files_load_in_under_two_seconds(project: Path, command: str) -> None:
+def test_ten_thousand_rule_files_load_as_one_layered_set(project: Path, command: str) -> None:
+    # How long it takes is benchmarks/bench_rules_scale.py's (issue 26: under 2 s of CPU;
+    # 0.97 s measured), not a test's: a timing here would fail on a slower machine.
     many = project / "many"
     many.mkdir()
     for i in range(10_000):
         (many / f"r{i:05}.yaml").write_text(HEAD + f"local_tools: [t{i}]\n", "utf-8")
     argv = (
-        ["lint", "--layered", "many"] if command == "lint" else ["explain", "--rules", "many", "t1"]
+        ["lint", "--layered", "many"]
+        if command == "lint"
+        else ["explain", "--rules", "many", "t9999"]
     )
-    started = time.process_time()
     status, text = run(*argv)
-    spent = time.process_time() - started
     assert status == 0, text
-    # CPU time: the wall clock of a shared CI machine measures its neighbours too.
-    assert spent < 2.0, f"{spent:.2f} s"
+    if command == "explain":  # every file was layered in, and the last one's tool is known
+        assert "r09999.yaml)" in text.splitlines()[1]
+        assert "not a local tool name" not in text
