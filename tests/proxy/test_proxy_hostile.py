@@ -278,19 +278,18 @@ def test_oversized_header_bytes_get_431(make_proxy: MakeProxy, upstream: FakeUps
 def test_a_stalled_body_gets_408_while_other_clients_are_served(
     make_proxy: MakeProxy, upstream: FakeUpstream
 ) -> None:
-    proxy = make_proxy(upstream.url, body_timeout=0.5)
+    proxy = make_proxy(upstream.url, body_timeout=2.0)
     got: list[bytes] = []
     head = b'POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-length: 1000\r\n\r\n{"model"'
     thread = threading.Thread(target=lambda: got.append(raw_exchange(proxy, head, stall=True)))
     thread.start()
     time.sleep(0.1)
-    start = time.perf_counter()
     assert loopback.get(proxy + "/healthz").status_code == 200
     assert loopback.post(proxy + "/v1/messages", json=REQUEST).status_code == 200
-    assert time.perf_counter() - start < 0.4  # answered while the other body is pending
+    assert got == []  # answered while the other body was still pending, not after its 408
     thread.join(10)
     assert got[0].startswith(b"HTTP/1.1 408 ")
-    assert b"did not arrive within 0.5s" in got[0]
+    assert b"did not arrive within 2s" in got[0]
     assert len(upstream.requests) == 1
 
 
