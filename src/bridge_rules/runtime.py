@@ -134,15 +134,16 @@ class Runtime:
         """These rules with a request's policy switches on as well (``x-bridge-rules-policy``).
 
         Only ever narrower; raises :class:`~bridge_rules.policy.PolicyError` for a switch
-        the rules do not define. One runtime per set of switches, made once: its caches
-        are its own, since what its tools decide differs."""
-        policy = self.policy.narrowed(switches)
-        if policy is self.policy:
-            return self
-        key = policy.switches
+        the rules do not define. One runtime per set of switches, made once and found again
+        by the set (in any order, repeated or not), so a request pays a lookup: its caches
+        are its own, since what its tools decide differs. Only sets of switches the rules
+        define are kept, so there are at most 2**N of them."""
+        key = tuple(sorted(set(switches)))
         found = self._narrowed.get(key)
         if found is None:
-            found = self._narrowed.setdefault(key, dataclasses.replace(self, policy=policy))
+            policy = self.policy.narrowed(key)  # raises for a switch the rules lack
+            made = self if policy is self.policy else dataclasses.replace(self, policy=policy)
+            found = self._narrowed.setdefault(key, made)
         return found
 
     def with_sealer(self, sealer: Sealer | None) -> Runtime:

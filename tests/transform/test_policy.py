@@ -181,6 +181,18 @@ def test_a_request_narrows_but_never_widens(tmp_path: Path) -> None:
         e.turn(body(*TOOLS), policy=("admin",))
 
 
+def test_a_set_of_switches_is_compiled_once_whatever_its_order(tmp_path: Path) -> None:
+    rt = engine(tmp_path, "  deny: [bash]\n").runtime
+    both = rt.narrowed(("read_only", "no_web"))
+    assert both.policy.switches == ("no_web", "read_only")
+    assert rt.narrowed(("no_web", "read_only", "no_web")) is both
+    assert rt.narrowed(("read_only",)) is rt.narrowed(("read_only", "read_only"))
+    assert rt.narrowed(()) is rt
+    with pytest.raises(PolicyError, match="unknown policy switch admin"):
+        rt.narrowed(("admin", "read_only"))
+    assert len(rt._narrowed) == 3  # a refused set is not kept
+
+
 def test_explain_names_the_rule_and_its_place(tmp_path: Path) -> None:
     e = engine(tmp_path, "  deny: [write]\n")
     section = e.explain("write").to_dict()["policy"]
