@@ -4,7 +4,8 @@ Every server runs as its own process, all started at once and measured in turn
 within each round, so they share the machine's state: a canned upstream (also
 called directly), ``bridge-rules serve`` with the default rules, ``serve`` with
 rules that change nothing, ``serve --config`` with two routes (requests taking a route
-whose rules are the default ones plus the ``read_only`` policy switch), and a bare
+whose rules are the default ones plus the ``read_only`` policy switch), ``serve`` with the
+default rules sent ``x-bridge-rules-policy: read_only`` on every request, and a bare
 forwarder on the same stack (uvicorn + aiohttp; one on httpcore too, the client the
 proxy did not choose). Workloads:
 small JSON, small SSE, a 1 MB JSON body sent again and again in a form the message
@@ -111,6 +112,7 @@ WORKLOADS: dict[str, Callable[[], Body]] = {
     # The same history as an agent sends it: the cache serves all but the new message.
     "1 MB agent": lambda: agent_turns(1_000_000),
 }
+POLICY_HEADER = "x-bridge-rules-policy"
 HEADERS = {
     "x-api-key": "bench",
     "anthropic-version": "2023-06-01",
@@ -135,6 +137,8 @@ class Target:
     proc: subprocess.Popen[bytes] | None = None
     prefix: str = ""
     """Where its requests go under ``url``: a route's ``/r/<route>``."""
+    headers: dict[str, str] = field(default_factory=lambda: HEADERS)
+    """What its requests carry: the API headers, and for one target a policy switch."""
 
     @property
     def api(self) -> str:
@@ -225,6 +229,7 @@ def targets(upstream: str, noop: Path, routes: Path, httpcore: bool) -> list[Tar
         ("serve default", 1, serve(1)),
         ("serve no-op", 1, serve(1, "--rules", str(noop))),
         ("serve routed", 1, serve(1, "--config", str(routes))),
+        ("serve + header", 1, serve(1)),
         ("bare aiohttp", 1, bare(1, "aiohttp")),
         ("serve default x2", 2, serve(2)),
         ("bare aiohttp x2", 2, bare(2, "aiohttp")),
@@ -235,13 +240,15 @@ def targets(upstream: str, noop: Path, routes: Path, httpcore: bool) -> list[Tar
     for name, workers, argv in specs:
         port = free_port()
         prefix = "/r/pi" if name == "serve routed" else ""
-        out.append(Target(name, workers, argv(port), port, prefix=prefix))
+        headers = {**HEADERS, POLICY_HEADER: "read_only"} if name == "serve + header" else HEADERS
+        out.append(Target(name, workers, argv(port), port, prefix=prefix, headers=headers))
     return out
 
 
 # ------------------------------------------------------------------ measuring
-async def one(session: aiohttp.ClientSession, url: str, body: Body) -> bool:
-    async with session.post(url + "/v1/messages", data=body(), headers=HEADERS) as r:
+async def one(session: aiohttp.ClientSession, target: Target, body: Body) -> bool:
+    url, headers = target.api, target.headers
+    async with session.post(url + "/v1/messages", data=body(), headers=headers) as r:
         data = await r.read()
         return r.status == 200 and bool(data)
 
@@ -255,7 +262,7 @@ async def latency(all_targets: list[Target], body: Body, n: int) -> dict[str, fl
         for i in range(n + max(3, n // 10)):
             for t in all_targets:
                 start = time.perf_counter()
-                if not await one(sessions[t.name], t.api, body):
+                if not await one(sessions[t.name], t, body):
                     raise RuntimeError(f"{t.name}: a request failed")
                 if i >= max(3, n // 10):  # the first ones warm connections and caches
                     times[t.name].append(time.perf_counter() - start)
@@ -276,7 +283,7 @@ async def load(target: Target, body: Body, clients: int, seconds: float) -> dict
         nonlocal done, errors
         while not stop:
             try:
-                ok = await one(session, target.api, body)
+                ok = await one(session, target, body)
             except (aiohttp.ClientError, asyncio.TimeoutError):
                 ok = False
             if counting:
@@ -378,6 +385,7 @@ def verdicts(rounds: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
         rows.append((label, stat.show(fmt), "met" if ok(stat.median) else "MISSED"))
 
     serve, bare, routed = "serve default", "bare aiohttp", "serve routed"
+    header, r0 = "serve + header", rounds[0]
     for wl in rounds[0]:
         if routed not in rounds[0][wl]["c50"]:  # a report of a run from before routes
             continue
@@ -386,6 +394,11 @@ def verdicts(rounds: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
                 collect(rounds, lambda r, wl=wl, c=c: r[wl][c][routed]["cpu_ms"]
                         / max(r[wl][c][serve]["cpu_ms"], 1e-9)),
                 lambda v: v <= 1.05)  # fmt: skip
+            if header in r0[wl][c]:
+                row(f"policy header CPU/request <= 1.05x without ({wl}, {c})",
+                    collect(rounds, lambda r, wl=wl, c=c: r[wl][c][header]["cpu_ms"]
+                            / max(r[wl][c][serve]["cpu_ms"], 1e-9)),
+                    lambda v: v <= 1.05)  # fmt: skip
     for wl in rounds[0]:
         row(f"added p50 <= 1.3x bare forwarder's ({wl})",
             collect(rounds, lambda r, wl=wl: r[wl]["added_ms"][serve]
