@@ -294,6 +294,8 @@ class Engine:
             _name(model, "model")
         runtime = self.runtime
         switches = (policy,) if isinstance(policy, str) else tuple(policy)
+        for switch in switches:
+            _name(switch, "policy switch")
         if switches:
             runtime = runtime.narrowed(switches)
         return start_turn(runtime, body, model, self._env(env), cache=cache)

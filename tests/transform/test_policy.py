@@ -193,6 +193,12 @@ def test_a_set_of_switches_is_compiled_once_whatever_its_order(tmp_path: Path) -
     assert len(rt._narrowed) == 3  # a refused set is not kept
 
 
+def test_a_switch_that_is_not_a_name_is_a_type_error(tmp_path: Path) -> None:
+    e = engine(tmp_path, "  deny: [bash]\n")
+    with pytest.raises(TypeError, match="policy switch must be a str, not int"):
+        e.turn(body(*TOOLS), policy=("read_only", 3))  # type: ignore[arg-type]
+
+
 def test_explain_names_the_rule_and_its_place(tmp_path: Path) -> None:
     e = engine(tmp_path, "  deny: [write]\n")
     section = e.explain("write").to_dict()["policy"]
