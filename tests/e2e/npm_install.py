@@ -6,6 +6,10 @@ for the same one at once: two clones' test runs, or two pytest-xdist workers (th
 are grouped on one worker, but a run with another ``--dist`` mode is not). Two ``npm
 install`` runs into one prefix break each other: opencode's postinstall then finds no
 binary. So the check and the install hold an exclusive lock on ``<prefix>/.install.lock``.
+
+An install that failed is not tried again in the same process: every later test that needs
+the package gets the same error at once. (npm retries a registry it cannot reach for about
+a minute; once per test, a run without the registry took a minute per e2e test.)
 """
 
 from __future__ import annotations
@@ -25,6 +29,10 @@ class NpmInstallError(RuntimeError):
     pass
 
 
+_FAILED: dict[Path, str] = {}
+"""Prefixes whose install failed in this process, with what npm said."""
+
+
 def npm_install(
     cache: Path, package: str, version: str, binary: str, npm: Path | None = None
 ) -> Path:
@@ -32,8 +40,15 @@ def npm_install(
     the package's prefix in ``cache`` unless that version is already there. ``npm`` is the
     venv's unless given."""
     prefix = cache / f"{package.replace('/', '+')}@{version}"
-    with _locked(prefix):
-        return _install(prefix, package, version, binary, npm)
+    failed = _FAILED.get(prefix)
+    if failed is not None:
+        raise NpmInstallError(f"{failed}\n(it failed earlier in this run; not tried again)")
+    try:
+        with _locked(prefix):
+            return _install(prefix, package, version, binary, npm)
+    except NpmInstallError as exc:
+        _FAILED[prefix] = str(exc)
+        raise
 
 
 @contextmanager

@@ -97,6 +97,23 @@ def test_a_proxys_certificate_authority_is_named_in_the_error(tmp_path: Path) ->
         npm_install(tmp_path / "cache", "pkg", "1.0.0", "pkg", npm)
 
 
+def test_a_failed_install_is_not_tried_again_in_the_same_run(tmp_path: Path) -> None:
+    tries = tmp_path / "tries"
+    npm = script(
+        tmp_path / "npm",
+        f"#!/bin/sh\necho try >> {tries}\necho 'npm error code ECONNREFUSED' >&2\nexit 1\n",
+    )
+    for _ in range(3):
+        with pytest.raises(NpmInstallError, match="ECONNREFUSED"):
+            npm_install(tmp_path / "cache", "pkg", "1.0.0", "pkg", npm)
+    assert tries.read_text().splitlines() == ["try"]
+    with pytest.raises(NpmInstallError, match="not tried again"):
+        npm_install(tmp_path / "cache", "pkg", "1.0.0", "pkg", npm)
+    working = script(tmp_path / "ok", FAKE_NPM)
+    other = npm_install(tmp_path / "cache", "pkg", "2.0.0", "pkg", working)
+    assert other.exists()  # another version is its own install
+
+
 def test_the_cache_is_outside_the_clone_and_can_be_moved(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
