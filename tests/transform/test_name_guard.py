@@ -123,6 +123,27 @@ def test_tool_reference_goes_out_under_the_wire_name(eng: Engine) -> None:
     assert refs[1] == {"type": "text", "text": "x"}
 
 
+def test_a_reference_to_a_typed_tool_keeps_its_reserved_name(eng: Engine) -> None:
+    typed = {"type": "bash_20250124", "name": "bash"}
+    result = {
+        "type": "tool_result",
+        "tool_use_id": "toolu_1",
+        "content": [
+            {"type": "tool_reference", "tool_name": "bash"},
+            {"type": "tool_reference", "tool_name": "read"},
+        ],
+    }
+    payload = request(
+        typed,
+        tool("read", defer_loading=True),
+        messages=[{"role": "user", "content": [result]}],
+    )
+    sent = eng.outbound(payload, env={}).payload
+    assert sent["tools"][0]["name"] == "bash"  # typed tools go out as they are...
+    refs = sent["messages"][0]["content"][0]["content"]
+    assert [r["tool_name"] for r in refs] == ["bash", "Read"]  # ... and so do references to them
+
+
 def test_tool_reference_comes_back_under_the_local_name(eng: Engine) -> None:
     block = {
         "type": "tool_search_tool_result",

@@ -212,7 +212,7 @@ class Rewriter:
         """
         out: list[Any] | None = None
         tool_use, tool_result, seals = self.tool_use, self.tool_result, self.seals
-        search, rename = self.search, self.rt.outbound_name
+        search, rename = self.search, self.wire  # a typed tool's reference keeps its name
         for i, message in enumerate(messages):
             if type(message) is not dict:
                 continue
