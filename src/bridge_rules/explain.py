@@ -13,10 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bridge_rules.bindings.explain import binding_section
-from bridge_rules.names import Collision, InboundStep, StageStep, Tracer
+from bridge_rules.names import Collision, InboundStep, StageStep, Tracer, name_problems
 from bridge_rules.runtime import Runtime
 from bridge_rules.source import escape
-from bridge_rules.wirenames import name_problems as wire_name_problems
 
 NO_ARGS: Any = object()
 """``explain_tool(..., args=NO_ARGS)``: no argument trace (``None`` is a JSON value to trace)."""
@@ -48,6 +47,9 @@ class Explanation:
     registered: list[str]
     inbound: list[InboundCheck]
     collisions: list[Collision]
+    wire_problems: list[str] = field(default_factory=list)
+    """Why the API (within the rules' ``wire_names.max_length``) or the rules' schema
+    target would refuse the wire name; empty when it is valid."""
     sections: dict[str, Any] = field(default_factory=dict)
     """Extra sections other phases add (bindings, argument traces)."""
 
@@ -74,8 +76,8 @@ class Explanation:
             "wire_name": {
                 "name": self.wire,
                 "length": len(self.wire),
-                "valid": not wire_name_problems(self.wire),
-                "problems": wire_name_problems(self.wire),
+                "valid": not self.wire_problems,
+                "problems": self.wire_problems,
             },
             "inbound": {
                 "registered": self.registered,
@@ -107,7 +109,7 @@ class Explanation:
             )
         if self.decided_by is None:
             lines.append("   => no stage matched: the name goes out unchanged")
-        problems = wire_name_problems(self.wire)
+        problems = self.wire_problems
         verdict = "valid" if not problems else "INVALID: " + "; ".join(problems)
         lines.append(f"  wire name: {self.wire} ({len(self.wire)} chars, {verdict})")
         shown = (
@@ -182,4 +184,5 @@ def explain_tool(
         registered=names,
         inbound=checks,
         collisions=collisions,
+        wire_problems=name_problems(out.wire, rt.rules.wire_names),
     )

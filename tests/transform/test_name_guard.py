@@ -196,3 +196,20 @@ def test_letter_first_shortening_is_valid_at_any_limit() -> None:
             assert short[0].isalpha() or short[0] == "_", (name, limit)
     assert shorten("ok", letter_first=True) == "ok"
     assert shorten("1st", letter_first=True) != shorten("_1st", letter_first=True)
+
+
+def test_explain_judges_the_wire_name_by_the_rules_limit_and_target(tmp_path: Path) -> None:
+    long = "long_" + "x" * 22  # 27 characters: valid for the API, over the rules' 20
+    rules = (
+        "schemas: {target: gemini}\nwire_names:\n  max_length: 20\n"
+        f"names:\n  - kind: passthrough\n    id: mine\n    names: [1st, {long}]\n"
+    )
+    eng = write_rules(tmp_path, rules)
+    first = eng.explain("1st", ["1st"])
+    assert first.to_dict()["wire_name"]["valid"] is False
+    assert "is not accepted by gemini" in first.render_text()
+    problems = eng.explain(long, [long]).to_dict()["wire_name"]["problems"]
+    assert problems == ["is 27 characters long (the rules allow at most 20)"]
+    sent = eng.outbound(request(tool("1st")), env={})
+    assert sent.rejected is not None
+    assert "is not accepted by gemini" in sent.rejected  # what explain says is why it is refused

@@ -5,7 +5,7 @@ name, :mod:`.reverse` builds the maps inbound reads, and :mod:`.trace` is the
 optional tracer both directions report to, which ``explain`` prints.
 """
 
-from bridge_rules.names.outbound import Outbound
+from bridge_rules.names.outbound import Outbound, name_problems
 from bridge_rules.names.resolver import Resolver
 from bridge_rules.names.reverse import Collision, ReverseMap
 from bridge_rules.names.trace import InboundStep, ReverseEntry, StageStep, Tracer
@@ -19,4 +19,5 @@ __all__ = [
     "ReverseMap",
     "StageStep",
     "Tracer",
+    "name_problems",
 ]

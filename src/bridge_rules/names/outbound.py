@@ -14,6 +14,7 @@ from bridge_rules.schemas import DEFAULT_TARGET, name_letter_first, name_problem
 from bridge_rules.stageindex import StageIndex
 from bridge_rules.stages import CompiledStage, Hit, NameGuard
 from bridge_rules.wirenames import is_valid, shorten
+from bridge_rules.wirenames import name_problems as wire_name_problems
 
 
 @dataclass(frozen=True)
@@ -30,9 +31,21 @@ class Outbound:
         return self.wire == self.local
 
 
+def name_problems(wire: str, guard: NameGuard) -> list[str]:
+    """Every reason the API (within the rules' length limit) or the rules' target refuses
+    ``wire`` as a tool name (phrases after "name X"); empty when both take it."""
+    reasons = wire_name_problems(wire, guard.max_length)
+    target = guard.target
+    if not reasons and target is not None and target != DEFAULT_TARGET:
+        problem = name_problem(target, wire)
+        if problem is not None:
+            reasons = [problem]
+    return reasons
+
+
 def accepted(wire: str, guard: NameGuard) -> bool:
     """Whether the API (within the rules' length limit) and the rules' target both take
-    ``wire`` as a tool name."""
+    ``wire`` as a tool name: :func:`name_problems` is empty, found the quick way."""
     if not is_valid(wire, guard.max_length):
         return False
     target = guard.target

@@ -21,10 +21,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple, Protocol, TypeVar
 
+from bridge_rules.names import name_problems
 from bridge_rules.runtime import Runtime
-from bridge_rules.schemas import DEFAULT_TARGET
-from bridge_rules.schemas import name_problem as target_name_problem
-from bridge_rules.wirenames import name_problems
 
 
 class _Result(Protocol):
@@ -72,15 +70,12 @@ def _sent(tools: Any, registered: list[str]) -> list[tuple[int, str, str, bool]]
 
 
 def _invalid(rt: Runtime, sent: list[tuple[int, str, str, bool]]) -> list[str]:
-    limit = rt.rules.wire_names.max_length
-    target = rt.rules.schemas.target
+    guard = rt.rules.wire_names
     problems = []
     for _i, local, wire, typed in sent:
         if typed:
             continue
-        reasons = name_problems(wire, limit)
-        if target is not None and target != DEFAULT_TARGET and not reasons:
-            reasons = [r for r in [target_name_problem(target, wire)] if r]
+        reasons = name_problems(wire, guard)
         if not reasons:
             continue
         named = f"'{local}'" if local == wire else f"'{local}' (sent as '{wire}')"
