@@ -13,6 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 from scripted import ScriptedEndpoint, done
+from tests.ports import free_port
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("claude-code")]
 
@@ -68,11 +69,7 @@ def test_without_the_sdk_serve_names_the_extra(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("given", ["environment", "config"])
 def test_serve_answers_through_the_cli(tmp_path: Path, given: str) -> None:
-    from socket import socket
-
-    with socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     with ScriptedEndpoint([done("hello from the CLI")]) as endpoint:
         config = tmp_path / "serve.yaml"
         config.write_text(f"upstream: claude-code\nport: {port}\nmax-sessions: 2\n")

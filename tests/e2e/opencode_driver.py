@@ -15,7 +15,6 @@ opencode runs with the venv's bin directory first on PATH (toolchain.py).
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 import time
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from npm_install import NpmInstallError, npm_install
+from tests.ports import free_port
 from toolchain import agent_path
 
 OPENCODE_PACKAGE = "opencode-ai"
@@ -48,13 +48,6 @@ def install_opencode(cache: Path) -> Path:
         raise SetupError(str(exc)) from None
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @contextmanager
 def bridge_rules_serve(upstream: str, *rules: str) -> Iterator[str]:
     """``bridge-rules serve --rules ...`` as a separate process; yields its base URL."""
@@ -68,7 +61,7 @@ def bridge_rules_serve(upstream: str, *rules: str) -> Iterator[str]:
 @contextmanager
 def serving(*options: str) -> Iterator[str]:
     """``bridge-rules serve OPTIONS`` as a separate process on a free port; yields its URL."""
-    port = _free_port()
+    port = free_port()
     cli = Path(sys.executable).with_name("bridge-rules")
     args = [str(cli), "serve", *options, "--port", str(port)]
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

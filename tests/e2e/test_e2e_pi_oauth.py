@@ -10,7 +10,6 @@ model sent it.
 from __future__ import annotations
 
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -21,6 +20,7 @@ import httpx
 import pytest
 from fake_upstream import FakeUpstream, tool_results
 from pi_driver import HELLO, OAUTH_KEY, run_pi
+from tests.ports import free_port
 
 pytestmark = pytest.mark.e2e
 
@@ -33,9 +33,7 @@ SCENARIOS: list[tuple[str, dict[str, Any], str]] = [
 
 
 def _serve(upstream: str) -> tuple[subprocess.Popen[str], str]:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     proc = subprocess.Popen(
         [str(BIN), "serve", "--upstream", upstream, "--port", str(port)],
         stderr=subprocess.PIPE,

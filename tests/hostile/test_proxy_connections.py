@@ -27,6 +27,7 @@ from tests.hostile.http_kit import (
     status_of,
     upstream,
 )
+from tests.ports import free_port
 from tests.proxy import loopback
 from tests.proxy.canned import Reply
 
@@ -137,12 +138,6 @@ SERVE = (  # the limit is set in the server process itself, before it opens anyt
 )
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 class _Slowloris(threading.Thread):
     """``ATTACKERS`` connections sending one header byte a second each; a connection the
     server closes is opened again at once."""
@@ -180,7 +175,7 @@ class _Slowloris(threading.Thread):
 def test_slowloris_cannot_starve_normal_clients_under_a_1024_descriptor_limit() -> None:
     with counted(), upstream() as up:
         up.reply = Reply(body=[READ_CALL])
-        port = _free_port()
+        port = free_port()
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
         server = subprocess.Popen(
             [sys.executable, "-c", SERVE, "serve", "--upstream", up.url,

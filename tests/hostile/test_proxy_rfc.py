@@ -30,6 +30,7 @@ from tests.hostile.http_kit import (
     status_of,
     upstream,
 )
+from tests.ports import free_port
 from tests.proxy import loopback
 from tests.proxy.canned import Canned, Reply
 
@@ -219,9 +220,7 @@ def test_userinfo_in_a_library_config_never_becomes_a_header(client_auth: str | 
 
 def test_an_upstream_that_is_down_is_a_502() -> None:
     with counted(), proxies() as make:
-        with socket.socket() as free:
-            free.bind(("127.0.0.1", 0))
-            port = free.getsockname()[1]
+        port = free_port()
         r = loopback.post(make(f"http://user:pass@127.0.0.1:{port}") + "/v1/messages", json=REQUEST)
         assert r.status_code == 502
         assert r.json()["error"]["message"].startswith("cannot reach the upstream")

@@ -15,6 +15,7 @@ import pytest
 from doubles import marking_engine
 from fake_upstream import FakeUpstream
 from servers import running_app
+from tests.ports import free_port
 from tests.proxy import loopback
 
 from bridge_rules.cli.app import main
@@ -82,9 +83,7 @@ def test_health_and_readiness(proxy: str, upstream: FakeUpstream) -> None:
     ready = loopback.get(proxy + "/readyz")
     assert ready.status_code == 200
     assert ready.json()["upstream"] == "reachable"
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        closed = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    closed = f"http://127.0.0.1:{free_port()}"
     app = create_app(ProxyConfig(upstream=closed), engine=marking_engine())
     with running_app(with_ops(app, closed)) as url:
         down = loopback.get(url + "/readyz")

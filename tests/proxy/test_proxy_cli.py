@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -14,15 +13,10 @@ from pathlib import Path
 import httpx
 import pytest
 from fake_upstream import FakeUpstream
+from tests.ports import free_port
 from tests.proxy import loopback
 
 BIN = Path(sys.executable).parent / "bridge-rules"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def wait_healthy(url: str, proc: subprocess.Popen[str]) -> None:

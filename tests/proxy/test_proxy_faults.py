@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
@@ -14,6 +13,7 @@ import pytest
 from doubles import marking_engine
 from fake_upstream import FakeUpstream
 from servers import running_app
+from tests.ports import free_port
 from tests.proxy import loopback
 
 from bridge_rules.proxy import ProxyConfig, create_app
@@ -47,9 +47,7 @@ def error_of(r: httpx.Response) -> dict[str, Any]:
 
 
 def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    return free_port()  # nothing listens there: every connection is refused
 
 
 def test_unreachable_upstream_is_502(make_proxy: MakeProxy) -> None:

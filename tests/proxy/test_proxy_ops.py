@@ -17,6 +17,7 @@ import pytest
 from doubles import marking_engine
 from fake_upstream import FakeUpstream
 from servers import running_app
+from tests.ports import free_port
 from tests.proxy import loopback
 
 from bridge_rules.cli.app import main
@@ -180,9 +181,7 @@ def test_readiness_is_probed_once_per_cache_window(monkeypatch: pytest.MonkeyPat
 
     from bridge_rules.proxy import ops
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     gate = ops.OpsApp(None, f"http://127.0.0.1:{port}")
     probes = 0
     real = gate._probe

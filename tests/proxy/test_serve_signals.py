@@ -21,8 +21,9 @@ from typing import Any
 import httpx
 import pytest
 from fake_upstream import FakeUpstream
+from tests.ports import free_port
 from tests.proxy import loopback
-from tests.proxy.test_proxy_cli import BIN, free_port, wait_healthy
+from tests.proxy.test_proxy_cli import BIN, wait_healthy
 
 RULES = (
     "bridge-rules: 1\nextends: default\nnames:\n  - kind: aliases\n    id: companions\n"

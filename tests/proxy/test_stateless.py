@@ -28,7 +28,8 @@ from typing import Any
 
 import httpx
 import orjson
-from test_proxy_cli import free_port, wait_healthy
+from test_proxy_cli import wait_healthy
+from tests.ports import free_port
 
 BIN = Path(sys.executable).parent / "bridge-rules"
 CAPTURE = Path(__file__).parent.parent / "golden" / "captures" / "pi-turn1.json"
