@@ -40,8 +40,8 @@ REQUEST = {
 class Serve:
     """A running ``bridge-rules serve`` whose stderr is read as it comes."""
 
-    def __init__(self, args: list[str]) -> None:
-        self.port = free_port()
+    def __init__(self, args: list[str], port: int | None = None) -> None:
+        self.port = free_port() if port is None else port
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc = subprocess.Popen(
             [str(BIN), "serve", "--port", str(self.port), *args],
@@ -173,3 +173,21 @@ def test_sighup_reloads_the_rules_and_keeps_them_when_new_ones_fail(
         code = server.stop()
     assert code == 0
     assert "Traceback" not in "\n".join(server.lines)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_port_0_listens_where_the_start_line_says(upstream: FakeUpstream, workers: int) -> None:
+    server = Serve(["--upstream", upstream.url, "--workers", str(workers)], port=0)
+    try:
+        start = server.wait_for("serve.start")
+        url = start["listen"]
+        assert url.startswith("http://127.0.0.1:")
+        assert not url.endswith(":0")
+        assert loopback.get(url + "/healthz").status_code == 200
+        assert loopback.post(url + "/v1/messages", json=REQUEST).status_code == 200
+        code = server.stop()
+    finally:
+        if server.proc.poll() is None:
+            server.proc.kill()
+            server.proc.wait()
+    assert code == 0, "\n".join(server.lines)

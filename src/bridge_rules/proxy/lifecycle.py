@@ -68,10 +68,11 @@ def _failed(exc: Exception, previous: str) -> None:
 
 class OneWorker(uvicorn.Server):
     """uvicorn's server with the signals above; ``proxy`` is the app whose rules SIGHUP
-    reloads, ``started`` the start line's fields, logged once the socket listens."""
+    reloads, ``started`` logs the start line once the socket listens, given the port it
+    listens on (the one the system chose for ``--port 0``)."""
 
     def __init__(
-        self, config: uvicorn.Config, proxy: ProxyApp, started: Callable[[], None]
+        self, config: uvicorn.Config, proxy: ProxyApp, started: Callable[[int], None]
     ) -> None:
         super().__init__(config)
         self.proxy = proxy
@@ -84,7 +85,13 @@ class OneWorker(uvicorn.Server):
         self._loop = asyncio.get_running_loop()
         await super().startup(sockets)
         if self.started:
-            self._started()
+            self._started(self._bound_port())
+
+    def _bound_port(self) -> int:
+        for server in self.servers:
+            for sock in server.sockets:
+                return int(sock.getsockname()[1])
+        return self.config.port
 
     @contextmanager
     def capture_signals(self) -> Generator[None, None, None]:
@@ -152,7 +159,7 @@ class Supervisor(Multiprocess):
         self.rules_hash = rules_hash
 
 
-def run_one(config: uvicorn.Config, proxy: ProxyApp, started: Callable[[], None]) -> bool:
+def run_one(config: uvicorn.Config, proxy: ProxyApp, started: Callable[[int], None]) -> bool:
     """Serve with one worker in this process until SIGTERM or SIGINT; whether it started
     (uvicorn logs why it did not, e.g. a port taken since ``serve`` checked it)."""
     server = OneWorker(config, proxy, started)
@@ -172,9 +179,13 @@ def run_many(config: uvicorn.Config, proxy_config: ProxyConfig, rules_hash: str)
         return load_runtime(list(proxy_config.rules) or None).rules.digest
 
     sock = config.bind_socket()
+    # Listening from here on, before any worker runs: the start line below is true when it
+    # is read, and a client that connects at once waits in the backlog for a worker.
+    sock.listen(config.backlog)
     supervisor = Supervisor(config, [sock], check)
     supervisor.rules_hash = rules_hash
-    announce(config.host, config.port, proxy_config, rules_hash, config.workers)
+    port = int(sock.getsockname()[1])  # the system's choice for --port 0
+    announce(config.host, port, proxy_config, rules_hash, config.workers)
     try:
         supervisor.run()
     finally:

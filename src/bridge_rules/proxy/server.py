@@ -63,7 +63,7 @@ def serve(
         return run_one(
             uv_config,
             proxy,
-            lambda: announce(host, port, config, proxy.rules_hash, workers=1),
+            lambda bound: announce(host, bound, config, proxy.rules_hash, workers=1),
         )
     os.environ[ENV_VAR] = config.to_env()
     with _shared_metrics():
