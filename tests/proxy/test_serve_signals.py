@@ -92,13 +92,19 @@ def serving(args: list[str]) -> Iterator[Serve]:
             server.proc.wait()
 
 
-def in_flight(url: str) -> tuple[threading.Thread, list[httpx.Response]]:
-    """A request that is still running upstream when the test sends its signal."""
+def in_flight(url: str, upstream: FakeUpstream) -> tuple[threading.Thread, list[httpx.Response]]:
+    """A request that is running upstream (the upstream has it, and holds its answer for
+    ``upstream.script.delay``) when this returns and the test sends its signal."""
     answers: list[httpx.Response] = []
+    seen = len(upstream.requests)
     thread = threading.Thread(
         target=lambda: answers.append(loopback.post(url + "/v1/messages", json=REQUEST, timeout=30))
     )
     thread.start()
+    deadline = time.monotonic() + 20
+    while len(upstream.requests) == seen:
+        assert time.monotonic() < deadline, "the request never reached the upstream"
+        time.sleep(0.02)
     return thread, answers
 
 
@@ -123,8 +129,7 @@ def test_start_line_and_a_drained_stop(
         assert server.ready_hashes() == {start["rules_hash"]}
         assert len(server.events("serve.start")) == 1
         upstream.script.delay = 1.5
-        thread, answers = in_flight(server.url)
-        time.sleep(0.7)  # the request has reached the upstream
+        thread, answers = in_flight(server.url, upstream)
         code = server.stop(sig)
         thread.join(timeout=30)
     assert code == 0, "\n".join(server.lines)
@@ -143,8 +148,7 @@ def test_sighup_reloads_the_rules_and_keeps_them_when_new_ones_fail(
     with serving(args) as server:
         old = server.wait_for("serve.start")["rules_hash"]
         upstream.script.delay = 1.5
-        thread, answers = in_flight(server.url)
-        time.sleep(0.7)
+        thread, answers = in_flight(server.url, upstream)
         rules.write_text(RULES % "mcp__docs__find", encoding="utf-8")
         server.proc.send_signal(signal.SIGHUP)
         reloaded = server.wait_for("serve.reload")
