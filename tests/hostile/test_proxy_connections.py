@@ -118,7 +118,10 @@ def test_when_every_connection_is_busy_a_new_one_gets_503_and_the_busy_ones_fini
         workers = [threading.Thread(target=busy) for _ in range(2)]
         for w in workers:
             w.start()
-        time.sleep(0.3)  # both requests are with the upstream now
+        deadline = time.monotonic() + 5
+        while len(up.seen) < 2:  # both requests are with the upstream now
+            assert time.monotonic() < deadline, "the busy requests never reached the upstream"
+            time.sleep(0.01)
         answer = exchange(proxy, b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n", timeout=5)
         assert status_of(answer) == 503
         assert b"retry-after: 1" in answer
