@@ -112,31 +112,66 @@ def load_once(path: Path) -> None:
     bridge_rules.load(path)
 
 
+Job = Callable[[], object]
+Case = tuple[Job, Job, Job, int]
+"""A rule set of one size, ready to time: its floor, its load, its lint, and how many runs."""
+
+
+def one_file(make: Callable[[int], tuple[str, bytes]]) -> Callable[[int, Path], Case]:
+    """Cases for one rule file of ``n`` entries, made by ``make``; floored by orjson."""
+
+    def prepare(n: int, tmp: Path) -> Case:
+        text, as_json = make(n)
+        path = tmp / f"{make.__name__}-{n}.yaml"
+        path.write_text(text, encoding="utf-8")
+        runs = 3 if n >= 50_000 else 5
+        floor = lambda: orjson.loads(as_json)  # noqa: E731
+        return (floor, lambda: load_once(path), lambda: lint_once(path), runs)
+
+    return prepare
+
+
+def many_files(n: int, tmp: Path) -> Case:
+    """A tree of ``n`` rule files through the CLI; floored by reading and parsing them."""
+    root = tmp / f"files-{n}"
+    forms = file_tree(n, root)
+    return (
+        lambda: read_and_parse(root, forms),
+        lambda: cli_once("explain", "--rules", str(root), "t1"),
+        lambda: cli_once("lint", "--layered", str(root)),
+        3,
+    )
+
+
+KINDS: list[tuple[str, Callable[[int, Path], Case], tuple[int, ...], str]] = [
+    ("aliases", one_file(alias_table), ALIAS_SIZES, "load"),
+    ("stages", one_file(stage_list), STAGE_SIZES, "load"),
+    ("files", many_files, FILE_SIZES, "explain"),
+]
+"""Each kind of rule set: how to prepare a size, the sizes, and what its load is called."""
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="stop at 10,000 entries")
     args = parser.parse_args()
     limit = 10_000 if args.quick else None
-    kinds = [("aliases", alias_table, ALIAS_SIZES), ("stages", stage_list, STAGE_SIZES)]
     out = sys.stdout
     out.write(
         f"{'rule set':<18}{'floor cpu':>10}{'load s':>9}{'cpu':>7}{'µs/entry':>10}"
         f"{'vs floor':>10}{'vs first':>10}{'lint s':>9}{'cpu':>7}{'vs first':>10}\n"
     )
     with tempfile.TemporaryDirectory() as tmp:
-        for kind, make, sizes in kinds:
+        for kind, prepare, sizes, loading in KINDS:
             first_load = first_lint = 0.0
             for n in sizes:
                 if limit is not None and n > limit:
                     continue
-                text, as_json = make(n)
-                path = Path(tmp) / f"{kind}-{n}.yaml"
-                path.write_text(text, encoding="utf-8")
-                runs = 3 if n >= 50_000 else 5
-                _, floor = best(lambda data=as_json: orjson.loads(data), runs)
+                floor_job, load_job, lint_job, runs = prepare(n, Path(tmp))
+                _, floor = best(floor_job, runs)
                 floor = max(floor, 1e-9)
-                load, load_cpu = best(lambda p=path: load_once(p), runs)
-                lint, lint_cpu = best(lambda p=path: lint_once(p), runs)
+                load, load_cpu = best(load_job, runs)
+                lint, lint_cpu = best(lint_job, runs)
                 per_load, per_lint = load_cpu / n, lint_cpu / n
                 first_load = first_load or per_load
                 first_lint = first_lint or per_lint
@@ -152,42 +187,12 @@ def main() -> int:
                         f"{what} {cpu:.2f} s CPU ({wall:.2f} s wall) "
                         f"{'<' if cpu < want else '>='} {want:g} s"
                         for what, cpu, wall, want in (
-                            ("load", load_cpu, load, target[0]),
+                            (loading, load_cpu, load, target[0]),
                             ("lint", lint_cpu, lint, target[1]),
                         )
                     ]
                     out.write(f"  {target[2]} target: {'; '.join(verdict)}\n")
                 out.flush()
-        first_load = first_lint = 0.0
-        for n in FILE_SIZES:
-            if limit is not None and n > limit:
-                continue
-            root = Path(tmp) / f"files-{n}"
-            forms = file_tree(n, root)
-            _, floor = best(lambda r=root, f=forms: read_and_parse(r, f), 3)
-            load, load_cpu = best(lambda r=root: cli_once("explain", "--rules", str(r), "t1"), 3)
-            lint, lint_cpu = best(lambda r=root: cli_once("lint", "--layered", str(r)), 3)
-            per_load, per_lint = load_cpu / n, lint_cpu / n
-            first_load = first_load or per_load
-            first_lint = first_lint or per_lint
-            out.write(
-                f"{'files ' + format(n, ','):<18}{floor:>10.3f}{load:>9.2f}{load_cpu:>7.2f}"
-                f"{per_load * 1e6:>10.1f}{load_cpu / max(floor, 1e-9):>10.0f}"
-                f"{per_load / first_load:>10.2f}"
-                f"{lint:>9.2f}{lint_cpu:>7.2f}{per_lint / first_lint:>10.2f}\n"
-            )
-            target = TARGETS.get(("files", n))
-            if target is not None:
-                verdict = [
-                    f"{what} {cpu:.2f} s CPU ({wall:.2f} s wall) "
-                    f"{'<' if cpu < want else '>='} {want:g} s"
-                    for what, cpu, wall, want in (
-                        ("explain", load_cpu, load, target[0]),
-                        ("lint", lint_cpu, lint, target[1]),
-                    )
-                ]
-                out.write(f"  {target[2]} target: {'; '.join(verdict)}\n")
-            out.flush()
     return 0
 
 
