@@ -31,6 +31,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import orjson
@@ -125,8 +126,7 @@ def one_file(make: Callable[[int], tuple[str, bytes]]) -> Callable[[int, Path], 
         path = tmp / f"{make.__name__}-{n}.yaml"
         path.write_text(text, encoding="utf-8")
         runs = 3 if n >= 50_000 else 5
-        floor = lambda: orjson.loads(as_json)  # noqa: E731
-        return (floor, lambda: load_once(path), lambda: lint_once(path), runs)
+        return (partial(orjson.loads, as_json), partial(load_once, path), partial(lint_once, path), runs)
 
     return prepare
 
