@@ -126,7 +126,8 @@ def one_file(make: Callable[[int], tuple[str, bytes]]) -> Callable[[int, Path], 
         path = tmp / f"{make.__name__}-{n}.yaml"
         path.write_text(text, encoding="utf-8")
         runs = 3 if n >= 50_000 else 5
-        return (partial(orjson.loads, as_json), partial(load_once, path), partial(lint_once, path), runs)
+        jobs = partial(orjson.loads, as_json), partial(load_once, path), partial(lint_once, path)
+        return (*jobs, runs)
 
     return prepare
 
