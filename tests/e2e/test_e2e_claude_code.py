@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 from fake_upstream import replayed_calls
-from opencode_driver import SetupError, install_opencode, run_opencode
-from pi_driver import HELLO, PiInstallError, install_pi, run_pi
+from opencode_driver import run_opencode
+from pi_driver import HELLO, run_pi
 from scripted import ScriptedEndpoint, calls, done
 from servers import running_app
 
@@ -28,14 +28,6 @@ pytest.importorskip("claude_agent_sdk", reason="the claude-code extra is not ins
 DENIED = "Not run here: bridge-rules proposes this call"
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture(scope="session")
-def pi(npm_cache: Path) -> Path:
-    try:
-        return install_pi(npm_cache)
-    except PiInstallError as exc:
-        pytest.fail(str(exc))
 
 
 def tool_results(turn: dict[str, Any]) -> list[dict[str, Any]]:
@@ -89,14 +81,6 @@ def test_pi_completes_a_task_through_the_claude_code_cli(
     # CLI never read) refused by its own input check; none ran.
     assert not_run == ["Read", "Edit", "Bash"]
     assert {"Read", "Bash"} <= denied
-
-
-@pytest.fixture(scope="session")
-def opencode(npm_cache: Path) -> Path:
-    try:
-        return install_opencode(npm_cache)
-    except SetupError as exc:
-        pytest.fail(str(exc))
 
 
 def test_opencode_completes_a_task_through_the_claude_code_cli(

@@ -18,9 +18,7 @@ from typing import Any
 import pytest
 from fake_upstream import FakeUpstream, Recorded, replayed_calls, tool_results
 from opencode_driver import (
-    SetupError,
     bridge_rules_serve,
-    install_opencode,
     run_opencode,
 )
 
@@ -31,14 +29,6 @@ pytestmark = pytest.mark.e2e
 
 HELLO = "Hello from the opencode e2e test file.\nSecond line: 42.\n"
 TOOLS = {"Bash", "Edit", "Glob", "Grep", "Read", "Skill", "Agent", "TodoWrite", "WebFetch", "Write"}
-
-
-@pytest.fixture(scope="session")
-def opencode(npm_cache: Path) -> Path:
-    try:
-        return install_opencode(npm_cache)
-    except SetupError as exc:
-        pytest.fail(str(exc))
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from claude_driver import CLAUDE_ENV, CLAUDE_VERSION, ClaudeInstallError, install_claude
 from opencode_driver import OPENCODE_VERSION, SetupError, install_opencode
-from pi_driver import PI_VERSION, PiInstallError, install_pi
+from pi_driver import PI_VERSION
 from toolchain import agent_path
 
 from bridge_rules.cli.app import main
@@ -36,14 +36,6 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("PATH", agent_path())  # `pin capture` runs the agent with this PATH
     use_dirs([])
     return tmp_path
-
-
-@pytest.fixture(scope="module")
-def pi(npm_cache: Path) -> Path:
-    try:
-        return install_pi(npm_cache)
-    except PiInstallError as exc:
-        pytest.fail(str(exc))
 
 
 @pytest.fixture(scope="module")

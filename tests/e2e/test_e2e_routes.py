@@ -19,20 +19,12 @@ from pathlib import Path
 
 import pytest
 from fake_upstream import FakeUpstream, tool_results
-from opencode_driver import SetupError, install_opencode, run_opencode, serving
+from opencode_driver import run_opencode, serving
 from pi_driver import HELLO, run_pi
 
 pytestmark = pytest.mark.e2e
 
 DENIED = {"Write", "Edit", "NotebookEdit"}
-
-
-@pytest.fixture(scope="session")
-def opencode(npm_cache: Path) -> Path:
-    try:
-        return install_opencode(npm_cache)
-    except SetupError as exc:
-        pytest.fail(str(exc))
 
 
 @contextmanager
