@@ -13,8 +13,8 @@ from bridge_rules.names.trace import Tracer
 from bridge_rules.schemas import DEFAULT_TARGET, name_letter_first, name_problem
 from bridge_rules.stageindex import StageIndex
 from bridge_rules.stages import CompiledStage, Hit, NameGuard
-from bridge_rules.wirenames import is_valid, shorten
 from bridge_rules.wirenames import name_problems as wire_name_problems
+from bridge_rules.wirenames import shorten
 
 
 @dataclass(frozen=True)
@@ -43,15 +43,6 @@ def name_problems(wire: str, guard: NameGuard) -> list[str]:
     return reasons
 
 
-def accepted(wire: str, guard: NameGuard) -> bool:
-    """Whether the API (within the rules' length limit) and the rules' target both take
-    ``wire`` as a tool name: :func:`name_problems` is empty, found the quick way."""
-    if not is_valid(wire, guard.max_length):
-        return False
-    target = guard.target
-    return target is None or target == DEFAULT_TARGET or name_problem(target, wire) is None
-
-
 def decide(
     name: str,
     stages: Sequence[CompiledStage],
@@ -69,7 +60,7 @@ def decide(
         result = Outbound(name, name, None, None)
     else:
         result = Outbound(name, found[1].wire, stages[found[0]], found[1])
-    if guard is None or accepted(result.wire, guard):
+    if guard is None or not name_problems(result.wire, guard):  # decided once a name: memoised
         return result
     short = shorten(result.wire, guard.max_length, letter_first=name_letter_first(guard.target))
     if tracer is not None:
