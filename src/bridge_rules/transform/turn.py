@@ -51,7 +51,9 @@ class Turn:
 
     @property
     def registered(self) -> tuple[str, ...]:
-        return tuple(self.outcome.registered)
+        """The local names of the tools this request sent (what the way back is scoped to)."""
+        assert self.scope.registered is not None  # start_turn scopes every turn to them
+        return self.scope.registered
 
     @property
     def shapes(self) -> Shapes:
