@@ -26,7 +26,7 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from bridge_rules import jsonio
 from bridge_rules.bindings.output import OutputPlan
@@ -34,7 +34,7 @@ from bridge_rules.calls import OUTPUT_NOTE, ToolCall
 from bridge_rules.repair.extract import run_pipeline
 from bridge_rules.repair.rules import NOTE_KEY, PipelineNote
 from bridge_rules.runtime import Runtime
-from bridge_rules.sealing import Sealer, may_be_sealed
+from bridge_rules.sealing import MAX_SEALED_CHARS, Sealer, may_be_sealed
 
 
 class CallSealer(Protocol):
@@ -50,20 +50,36 @@ class CallSealer(Protocol):
         ...
 
 
-def _encode(note: PipelineNote) -> bytes:
-    return jsonio.dumps([note.field, note.original, list(note.commands)])
+class Opened(NamedTuple):
+    """What a pipeline seal binds: the call it was made for, and what to undo on it."""
+
+    call_id: str
+    tool: str
+    """The tool's local name, as the agent's ``tool_use`` names it."""
+    ran: str | None
+    """The command the agent was given (the field's value with the stages stripped)."""
+    note: PipelineNote
 
 
-def _decode(payload: bytes) -> PipelineNote | None:
+def _encode(call_id: str, call: ToolCall, note: PipelineNote) -> bytes:
+    """The sealed payload. The tag covers it, so the seal is bound to the tool's name and
+    the command the agent runs, as well as the call's id (which the tag covers itself)."""
+    args = call.arguments
+    ran = args.get(note.field) if isinstance(args, dict) else None
+    ran = ran if isinstance(ran, str) else None
+    return jsonio.dumps([call.name, ran, note.field, note.original, list(note.commands)])
+
+
+def _decode(call_id: str, payload: bytes) -> Opened | None:
     try:
         value = jsonio.loads(payload)
     except jsonio.JSONDecodeError:
         return None
     match value:
-        case [str(field), str(original), list(commands)] if all(
+        case [str(tool), (str() | None) as ran, str(field), str(original), list(commands)] if all(
             isinstance(c, str) for c in commands
         ):
-            return PipelineNote(field, original, tuple(commands))
+            return Opened(call_id, tool, ran, PipelineNote(field, original, tuple(commands)))
     return None
 
 
@@ -83,26 +99,31 @@ class PipelineSeals:
         note = call.notes.get(NOTE_KEY)
         if not isinstance(note, PipelineNote):
             return call_id
-        return self._sealer.seal(call_id, _encode(note))
+        return self._sealer.seal(call_id, _encode(call_id, call, note))
 
-    def open(self, value: object) -> tuple[str, PipelineNote] | None:
-        """(original id, note) of an id :meth:`seal` made; None for anything else."""
+    def open(self, value: object) -> Opened | None:
+        """What an id :meth:`seal` made binds; None for anything else."""
         if not may_be_sealed(value):
             return None
         opened = self._sealer.open(value)
-        if opened is None:
-            return None
-        note = _decode(opened[1])
-        return None if note is None else (opened[0], note)
+        return None if opened is None else _decode(*opened)
 
     def tool_use(self, block: dict[str, Any]) -> dict[str, Any]:
-        """A history ``tool_use`` with its id restored and the model's own command back."""
+        """A history ``tool_use`` with its id restored and the model's own command back.
+
+        Only on the call the seal was made for: the same tool, given the same command. A
+        seal moved onto another tool's call, or another call's, stays there as it is (an
+        opaque id); its ``tool_result`` then answers no call, which the Messages API
+        refuses."""
         opened = self.open(block.get("id"))
         if opened is None:
             return block
-        call_id, note = opened
-        new = {**block, "id": call_id}
+        call_id, tool, ran, note = opened
         args = block.get("input")
+        given = args.get(note.field) if isinstance(args, dict) else None
+        if block.get("name") != tool or given != ran:
+            return block
+        new = {**block, "id": call_id}
         if isinstance(args, dict) and args.get(note.field) != note.original:
             new["input"] = {**args, note.field: note.original}
         return new
@@ -112,7 +133,7 @@ class PipelineSeals:
         opened = self.open(block.get("tool_use_id"))
         if opened is None:
             return block
-        call_id, note = opened
+        call_id, note = opened.call_id, opened.note
         new = {**block, "tool_use_id": call_id}
         if "content" in block:
             new["content"] = _filtered(block["content"], note)
@@ -130,7 +151,7 @@ def _tag(call_id: str, local: str, args: Mapping[str, Any]) -> str:
 
 def _untag(value: object) -> tuple[str, str, dict[str, Any]] | None:
     """(original id, local tool, arguments) of an id :func:`_tag` made; None for any other."""
-    if not isinstance(value, str):
+    if not isinstance(value, str) or len(value) > MAX_SEALED_CHARS:
         return None
     at = value.rfind(OUTPUT_MARK)
     data = value[at + len(OUTPUT_MARK) :]
