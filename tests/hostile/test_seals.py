@@ -173,18 +173,34 @@ def test_a_genuine_seal_with_a_megabyte_original_id_is_not_opened() -> None:
     assert Sealer(KEY).open(sealed) is None
 
 
-def test_a_seal_moved_onto_another_call_or_tool_is_not_opened_there() -> None:
-    """Swapped between the two calls, or put on ``read``: no ``tool_use`` opens, so neither
-    the id nor the command changes, and the model never sees a command it did not write."""
-    swapped = [({**A, "id": B["id"]}, B["id"]), ({**B, "id": A["id"]}, A["id"])]
-    other_tool = {"type": "tool_use", "id": A["id"], "name": "read", "input": {"path": "x"}}
-    same_tool_other_input = {**A, "input": {"command": "rm -rf /tmp/x"}}
-    for pairs in (swapped, [(other_tool, A["id"])], [(same_tool_other_input, A["id"])]):
-        with counted():
-            out = sent(GUARD, request(*pairs))
-            uses = out["messages"][1]["content"]
-            if uses != [call for call, _ in pairs]:
-                raise Lost(uses)
+MOVED = {
+    "swapped between two calls": [({**A, "id": B["id"]}, B["id"]), ({**B, "id": A["id"]}, A["id"])],
+    "on another tool": [
+        ({"type": "tool_use", "id": A["id"], "name": "read", "input": {"path": "x"}}, A["id"])
+    ],
+    "on another command": [({**A, "input": {"command": "rm -rf /tmp/x"}}, A["id"])],
+    "on a call with no input": [({k: v for k, v in A.items() if k != "input"}, A["id"])],
+}
+
+
+@pytest.mark.parametrize("pairs", MOVED.values(), ids=MOVED.keys())
+def test_a_seal_moved_onto_another_call_or_tool_is_not_opened_there(
+    pairs: list[tuple[dict[str, Any], str]],
+) -> None:
+    """No ``tool_use`` opens, so neither its id nor its command changes, and the result that
+    answers it stays closed too: still paired, unfiltered. From the message cache alike."""
+    body = request(*pairs)
+    body["messages"][0]["content"] = "x" * 100_000  # past the message cache's size floor
+    with counted():
+        for _ in range(2):  # the second time from the message cache
+            out = json.loads(GUARD.outbound_bytes(wire(body)).body)
+            uses, results = out["messages"][1]["content"], out["messages"][2]["content"]
+            if uses != [call for call, _ in pairs] or [r["content"] for r in results] != [
+                OUTPUT
+            ] * len(pairs):
+                raise Lost((uses, results))
+            assert [r["tool_use_id"] for r in results] == [i for _, i in pairs]
+        assert out == sent(GUARD, body)
 
 
 def test_a_seal_replayed_with_its_whole_call_is_that_call() -> None:
@@ -273,4 +289,9 @@ def test_serve_opens_the_genuine_seal_and_not_a_swapped_one(served: tuple[str, C
     assert seen["messages"][2]["content"][0]["content"] == "FAIL b\nFAIL d\n"
     seen = _through_serve(served, request(({**B, "id": A["id"]}, A["id"])))
     assert seen is not None
-    assert seen["messages"][1]["content"][0]["input"] == B["input"]
+    assert seen["messages"][1]["content"][0] == {**B, "id": A["id"]}
+    assert seen["messages"][2]["content"][0] == {
+        "type": "tool_result",
+        "tool_use_id": A["id"],
+        "content": OUTPUT,
+    }

@@ -86,11 +86,14 @@ def _decode(call_id: str, payload: bytes) -> Opened | None:
 class PipelineSeals:
     """The :class:`CallSealer` of a runtime whose repairs strip pipelines, and its opener."""
 
-    __slots__ = ("_sealer", "_tools")
+    __slots__ = ("_sealer", "_tools", "refused")
 
     def __init__(self, sealer: Sealer, tools: frozenset[str]) -> None:
         self._sealer = sealer
         self._tools = tools
+        self.refused: set[str] = set()
+        """Genuine seals this request found on a call they were not made for: the results
+        that answer them stay as they are too (one object per request, as its rewriter)."""
 
     def may_seal(self, local_name: str) -> bool:
         return local_name in self._tools
@@ -113,8 +116,7 @@ class PipelineSeals:
 
         Only on the call the seal was made for: the same tool, given the same command. A
         seal moved onto another tool's call, or another call's, stays there as it is (an
-        opaque id); its ``tool_result`` then answers no call, which the Messages API
-        refuses."""
+        opaque id), and so does the ``tool_result`` that answers it later in the request."""
         opened = self.open(block.get("id"))
         if opened is None:
             return block
@@ -122,6 +124,7 @@ class PipelineSeals:
         args = block.get("input")
         given = args.get(note.field) if isinstance(args, dict) else None
         if block.get("name") != tool or given != ran:
+            self.refused.add(block["id"])
             return block
         new = {**block, "id": call_id}
         if isinstance(args, dict) and args.get(note.field) != note.original:
@@ -129,8 +132,10 @@ class PipelineSeals:
         return new
 
     def tool_result(self, block: dict[str, Any]) -> dict[str, Any]:
-        """A ``tool_result`` with its id restored and the stripped stages applied."""
-        opened = self.open(block.get("tool_use_id"))
+        """A ``tool_result`` with its id restored and the stripped stages applied; as it is
+        when its call, earlier in the request, holds the seal but is not the sealed call."""
+        value = block.get("tool_use_id")
+        opened = None if isinstance(value, str) and value in self.refused else self.open(value)
         if opened is None:
             return block
         call_id, note = opened.call_id, opened.note
@@ -196,6 +201,10 @@ class CallSeals:
         if isinstance(args, dict) and call.name in self._outputs:
             call_id = _tag(call_id, call.name, args)
         return call_id if self._pipelines is None else self._pipelines.seal(call_id, call)
+
+    def refusals(self) -> int:
+        """How many seals this request found on calls they were not made for, so far."""
+        return 0 if self._pipelines is None else len(self._pipelines.refused)
 
     def tool_use(self, block: dict[str, Any]) -> dict[str, Any]:
         """A history ``tool_use`` as the model made it: its id and command restored."""
