@@ -143,6 +143,7 @@ def test_chained_with_the_other_stages_is_the_real_pipeline(
 # What is not reproduced stays in the command the agent runs.
 REFUSED = [
     "grep -o -A1 x", "grep -5 x", "grep -A x y", "grep -A -1 x", "grep -m -1 x", "grep -A1",
+    "grep -A x -A 1 y", "grep -m 1x -m 2 y", "grep '\ud800'", "tr '\udfff' x",
     "tr a", "tr -d a b", "tr -ds a", "tr abc ''", "tr 'z-a' x", "tr 'a-z' '[:upper:]'",
     "tr '[=a=]' x", "tr a '[x*]'", "tr 'a\\' x", "tr '\\400' x", "tr -c a '[:upper:]'",
     "tr '[:nope:]' x", "tr a b -d", "tr -d", "tr -dt a", "tr -t a",

@@ -50,7 +50,7 @@ def stage_for(source: str) -> Stage | None:
         return None
     try:
         return BUILDERS[words[0]](words[1:])
-    except Unsupported:
+    except (Unsupported, UnicodeEncodeError):  # a lone surrogate is no byte a shell passes
         return None
 
 

@@ -116,6 +116,9 @@ def _output(options: Options, numbered: bool) -> _Output:
     """Context as grep settles it: ``-A``/``-B`` over ``-C`` whatever their order, the last
     of each kept; separators whenever any context option is given, even ``-A 0``."""
     last = {k: v for k, v in options.given if k in "ABCm" and v is not None}
+    for key, value in options.given:  # grep refuses a bad count even when a later one is good
+        if key in "ABCm" and value is not None:
+            count(value)
     default = count(last["C"]) if "C" in last else None
     before = count(last["B"]) if "B" in last else default
     after = count(last["A"]) if "A" in last else default
