@@ -61,7 +61,7 @@ class Opened(NamedTuple):
     note: PipelineNote
 
 
-def _encode(call_id: str, call: ToolCall, note: PipelineNote) -> bytes:
+def _encode(call: ToolCall, note: PipelineNote) -> bytes:
     """The sealed payload. The tag covers it, so the seal is bound to the tool's name and
     the command the agent runs, as well as the call's id (which the tag covers itself)."""
     args = call.arguments
@@ -102,7 +102,7 @@ class PipelineSeals:
         note = call.notes.get(NOTE_KEY)
         if not isinstance(note, PipelineNote):
             return call_id
-        return self._sealer.seal(call_id, _encode(call_id, call, note))
+        return self._sealer.seal(call_id, _encode(call, note))
 
     def open(self, value: object) -> Opened | None:
         """What an id :meth:`seal` made binds; None for anything else."""
