@@ -10,16 +10,21 @@ call's id back twice, in the ``tool_use`` block of its history and in the
 
 * the payload is the caller's bytes, zlib-compressed when that is shorter (flag ``1``;
   ``0``: as they are);
-* the tag is HMAC-SHA256 over the original id and the stored bytes, under a key the
-  deployment sets (:envvar:`BRIDGE_RULES_SEAL_KEY`), cut to 128 bits, so a client or
-  an upstream cannot make the proxy apply a change it did not make;
+* the tag is HMAC-SHA256 over the original id and the stored bytes (each length-prefixed,
+  after a versioned domain string), under a key the deployment sets
+  (:envvar:`BRIDGE_RULES_SEAL_KEY`), cut to 128 bits, so a client or an upstream cannot
+  make the proxy apply a change it did not make. The caller puts whatever else the seal
+  must be bound to (the tool's name) in the payload, which the tag covers;
 * everything after the marker is lowercase base32 (``a-z2-7``) or a digit, with no
   ``_``, so the last ``_brs`` in an id is the marker whatever the original id holds,
   and the original id comes back byte for byte. The sealed id keeps to Anthropic's
   ``^[a-zA-Z0-9_-]+$`` when the original does.
 
 An id that does not open (no marker, a bad tag, another key) is not sealed and passes
-as it is.
+as it is. Opening is cheap for any string a client can send: a length bound
+(:data:`MAX_SEALED_CHARS`) and the alphabet after the marker are checked before anything
+is decoded or hashed, so a forged id costs a scan of at most that many characters, and
+no character (non-ASCII, a lone surrogate) can make it raise.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from __future__ import annotations
 import base64
 import hmac
 import os
+import re
 import zlib
 from collections.abc import Mapping
 
@@ -34,8 +40,14 @@ ENV_KEY = "BRIDGE_RULES_SEAL_KEY"
 MIN_KEY_BYTES = 16
 MARK = "_brs"
 _TAG_CHARS = 26  # 16 bytes in unpadded base32
-_DOMAIN = b"bridge-rules seal v1\x00"
+_DOMAIN = b"bridge-rules seal v2\x00"
 _RAW, _ZIPPED = "0", "1"
+MAX_SEALED_CHARS = 64 * 1024
+"""The longest id :meth:`Sealer.open` looks at. A seal holds one stripped command (at most
+``repair.pipeline.MAX_COMMAND_CHARS`` characters, written twice: about 40 KiB as base32
+when it does not compress) after an upstream's id; anything longer is not a seal this
+proxy made and passes as it is, unread."""
+_SEALED_REST = re.compile(rf"[01][a-z2-7]{{{_TAG_CHARS},}}", re.ASCII)
 
 
 class SealKeyError(ValueError):
@@ -69,7 +81,8 @@ class Sealer:
         return cls(value.encode("utf-8")) if value else None
 
     def _tag(self, call_id: str, flag: str, data: bytes) -> str:
-        message = b"".join((_DOMAIN, call_id.encode("utf-8"), b"\x00", flag.encode(), data))
+        ident = call_id.encode("utf-8", "surrogatepass")  # any str an upstream's JSON holds
+        message = b"".join((_DOMAIN, len(ident).to_bytes(8, "big"), ident, flag.encode(), data))
         return _b32(hmac.new(self._key, message, "sha256").digest()[:16])
 
     def seal(self, call_id: str, payload: bytes) -> str:
@@ -79,17 +92,15 @@ class Sealer:
 
     def open(self, sealed: object) -> tuple[str, bytes] | None:
         """(original id, payload) of a sealed id this key made; None for any other value."""
-        if not isinstance(sealed, str):
+        if not isinstance(sealed, str) or len(sealed) > MAX_SEALED_CHARS:
             return None
         at = sealed.rfind(MARK)
         if at < 0:
             return None
         rest = sealed[at + len(MARK) :]
-        if len(rest) <= _TAG_CHARS:
+        if _SEALED_REST.fullmatch(rest) is None:
             return None
         flag, body, tag = rest[0], rest[1:-_TAG_CHARS], rest[-_TAG_CHARS:]
-        if flag not in (_RAW, _ZIPPED):
-            return None
         try:
             data = _unb32(body)
         except ValueError:
@@ -103,7 +114,7 @@ class Sealer:
 
 def may_be_sealed(value: object) -> bool:
     """A cheap test before :meth:`Sealer.open`: most ids hold no marker."""
-    return isinstance(value, str) and MARK in value
+    return isinstance(value, str) and len(value) <= MAX_SEALED_CHARS and MARK in value
 
 
-__all__ = ["ENV_KEY", "MARK", "SealKeyError", "Sealer", "may_be_sealed"]
+__all__ = ["ENV_KEY", "MARK", "MAX_SEALED_CHARS", "SealKeyError", "Sealer", "may_be_sealed"]

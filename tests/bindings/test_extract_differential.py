@@ -21,7 +21,7 @@ from tests.budget import examples
 from bridge_rules.repair.extract import run_pipeline, stage_for
 from bridge_rules.repair.words import shell_words
 
-TOOLS = ["head", "tail", "grep", "egrep", "fgrep", "wc", "sort", "uniq", "cut"]
+TOOLS = ["head", "tail", "grep", "egrep", "fgrep", "wc", "sort", "uniq", "cut", "tr"]
 ENV = {"LC_ALL": "C", "PATH": "/usr/bin:/bin"}
 
 
@@ -186,8 +186,18 @@ ACCEPTED = [
     "wc --lines --words", "sort --numeric-sort --reverse --unique", "sort --ignore-case",
     "uniq --count --repeated", "uniq --unique --ignore-case", "cut --delimiter=: --fields=1",
     "cut --only-delimited -d' ' -f2 --output-delimiter=_", "cut --bytes=2-",
+    "grep -A 50 FAILED", "grep -B 2 -A 5 Error", "grep -C 3 -n FAIL", "grep -A1 -m1 FAIL",
+    "grep -n -B1 --group-separator=== ok", "grep --no-group-separator -A1 ok",
+    "grep -c -A5 FAIL", "grep -v -C1 ok", "grep -iE -A2 'fail|error'", "egrep -A1 'ok|FAIL'",
+    "fgrep -B1 -m 2 ok", "grep --after-context=2 --before-context=1 FAIL", "grep -A0 ok",
+    "tr a-z A-Z", "tr '[:lower:]' '[:upper:]'", "tr -d '\\r'", "tr -d '[:digit:]'",
+    "tr -s ' '", "tr -cs '[:alnum:]' '\\n'", "tr '\\n' ' '", "tr -cd '[:print:]\\n'",
+    "tr -t abc xy", "tr ':' '\\t'", "tr -s '[:space:]' ' '", "tr -ds 0-9 ' '",
 ]  # fmt: skip
-FIXED = b"root:x:0\nFAIL a,b\nok 1\n\tab  12\nabc\nit is\n10\n-3\nok 1\nFailed x\n-x\n2\n"
+FIXED = (
+    b"root:x:0\nFAIL a,b\nok 1\n\tab  12\nabc\nit is\n10\n-3\nok 1\nFailed x\n-x\n2\n"
+    b"ok 1\nFAIL a: 12\n  x\r\nok 2\n\nError!  here\nok 3\nFAILED b\n\ttail\nok 4\n"
+)
 
 
 @pytest.mark.parametrize("command", ACCEPTED)

@@ -65,7 +65,10 @@ NOT_REPRODUCED = st.sampled_from(
         "sed s/a/b/",
         "awk '{print $1}'",
         "jq .x",
-        "tr a-z A-Z",
+        "tr '[=a=]' x",
+        "tr a-z '[:upper:]'",
+        "grep -A $N x",
+        "grep -5 x",
         "column -t",
         "rg x",
         "grep -P 'x(?=y)'",
@@ -81,8 +84,8 @@ NOT_REPRODUCED = st.sampled_from(
 )
 FUZZED = st.builds(
     "{} {}".format,
-    st.sampled_from(["grep", "head", "tail", "sort", "uniq", "cut", "wc"]),
-    st.text(st.sampled_from(list("-abcEFivn0129 ,:'\"\\[]()|*+?{}^$.")), max_size=12),
+    st.sampled_from(["grep", "head", "tail", "sort", "uniq", "cut", "wc", "tr"]),
+    st.text(st.sampled_from(list("-abcdsEFivnABCm0129 ,:'\"\\[]()|*+?{}^$.")), max_size=12),
 )
 
 

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bridge_rules.sealing import MARK, Sealer, SealKeyError, may_be_sealed
+from bridge_rules.sealing import MARK, MAX_SEALED_CHARS, Sealer, SealKeyError, may_be_sealed
 
 KEY = b"0123456789abcdef-test"
 SEALER = Sealer(KEY)
@@ -78,3 +78,20 @@ def test_the_key_comes_from_the_environment() -> None:
     sealer = Sealer.from_env({"BRIDGE_RULES_SEAL_KEY": KEY.decode()})
     assert sealer is not None
     assert sealer.open(SEALER.seal("t", b"x")) == ("t", b"x")
+
+
+SURROGATES = st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF)
+
+
+@given(call_id=st.text(st.one_of(st.characters(), SURROGATES)), payload=st.binary(max_size=50))
+def test_an_upstream_id_of_any_characters_seals_and_opens(call_id: str, payload: bytes) -> None:
+    """A lone surrogate or any non-ASCII an upstream's JSON holds: no UnicodeEncodeError."""
+    assert SEALER.open(SEALER.seal(call_id, payload)) == (call_id, payload)
+
+
+def test_past_the_bound_nothing_is_read() -> None:
+    sealed = SEALER.seal("t", b"x")
+    assert SEALER.open(sealed) == ("t", b"x")
+    padded = "t" * (MAX_SEALED_CHARS - len(sealed) + 1) + sealed
+    assert SEALER.open(padded) is None
+    assert not may_be_sealed(padded)

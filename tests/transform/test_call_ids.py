@@ -106,9 +106,11 @@ def test_sealed_ids_are_opened_before_the_id_is_made_valid() -> None:
         "role": "assistant",
         "content": [{"type": "tool_use", "id": "functions.bash:7", "name": "Bash", "input": call}],
     }
-    sealed = engine.inbound(answer, ["bash"])["content"][0]["id"]
+    given = engine.inbound(answer, ["bash"])["content"][0]
+    sealed = given["id"]
     assert sealed.startswith("functions.bash:7_brs")
     body = orjson.loads(_history(sealed).replace(b'"read"', b'"bash"'))
+    body["messages"][1]["content"][0]["input"] = given["input"]  # what the agent echoes
     body["messages"][2]["content"][0]["content"] = "one\ntwo\n"
     sent = orjson.loads(engine.turn(orjson.dumps(body), env={}).body)
     use, result = sent["messages"][1]["content"][0], sent["messages"][2]["content"][0]

@@ -20,6 +20,7 @@ from functools import lru_cache, partial
 from bridge_rules.repair import coreutils
 from bridge_rules.repair.grep import grep
 from bridge_rules.repair.stage import Stage, Unsupported
+from bridge_rules.repair.tr import tr
 from bridge_rules.repair.words import shell_words
 
 Builder = Callable[[list[str]], Stage]
@@ -34,6 +35,7 @@ BUILDERS: dict[str, Builder] = {
     "sort": coreutils.sort,
     "uniq": coreutils.uniq,
     "cut": coreutils.cut,
+    "tr": tr,
     "less": coreutils.pager,
     "more": coreutils.pager,
 }
@@ -48,7 +50,7 @@ def stage_for(source: str) -> Stage | None:
         return None
     try:
         return BUILDERS[words[0]](words[1:])
-    except Unsupported:
+    except (Unsupported, UnicodeEncodeError):  # a lone surrogate is no byte a shell passes
         return None
 
 

@@ -20,7 +20,7 @@ from bridge_rules.repair.stage import Unsupported
 _ALL = frozenset(range(256))
 _WORD = frozenset((string.ascii_letters + string.digits + "_").encode())
 _SPACE = frozenset(b" \t\n\v\f\r")
-_CLASSES: dict[str, frozenset[int]] = {
+CLASSES: dict[str, frozenset[int]] = {
     "alpha": frozenset(string.ascii_letters.encode()),
     "digit": frozenset(string.digits.encode()),
     "alnum": frozenset((string.ascii_letters + string.digits).encode()),
@@ -221,9 +221,9 @@ class _Translator:
             if self.p.startswith(b"[:", j):
                 end = self.p.find(b":]", j + 2)
                 name = self.p[j + 2 : end].decode("latin-1") if end > 0 else ""
-                if name not in _CLASSES:
+                if name not in CLASSES:
                     raise Unsupported("unknown class")
-                members |= _CLASSES[name]
+                members |= CLASSES[name]
                 j, after_class = end + 2, True
                 continue
             if self.p.startswith((b"[.", b"[="), j):

@@ -48,7 +48,10 @@ Nothing else reaches a message: the model and ``env`` only open or close the
 gate (closed, nothing is rewritten and matched messages go out as they came);
 text rules apply to ``system`` only; filters, ``tool_choice`` and the
 ``wire_names`` verdict act on ``tools`` and ``tool_choice``, never on history;
-sealed ids are opened inside the walk, under the runtime's own key.
+sealed ids are opened inside the walk, under the runtime's own key. One thing carries
+from a message to the next: a genuine seal on a ``tool_use`` it was not made for keeps
+the ``tool_result`` that answers it closed too (``transform.results``). A run where that
+happens is never stored, so it and everything after it are walked, in order, every time.
 
 The ``tools`` array goes the same way, whatever the body's size: what a request's
 tools decide (:class:`~bridge_rules.transform.outbound.ToolsOutcome`) depends on
@@ -390,7 +393,10 @@ class _Cached:
                 break
             if not self._stands(raw):
                 break
+            refusals = rw.seal_refusals()
             new_run, own = rw.run_alone(run)
+            if rw.seal_refusals() != refusals:
+                break  # a seal on a call it was not made for: later results depend on it
             out = raw if new_run is None else self.dumps(new_run)[1:-1]
             self.drafts.append(Draft(raw, out, own, context, len(run)))
             self.parts.append(out)

@@ -258,6 +258,10 @@ class Rewriter:
             return block
         return {**block, key: wire_id(value, self.ids)}
 
+    def seal_refusals(self) -> int:
+        """Seals found so far on calls they were not made for (``transform.results``)."""
+        return 0 if self.seals is None else self.seals.refusals()
+
     def run_alone(
         self, messages: list[Any]
     ) -> tuple[list[Any] | None, tuple[tuple[str, str], ...]]:

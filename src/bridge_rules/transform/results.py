@@ -26,7 +26,7 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from bridge_rules import jsonio
 from bridge_rules.bindings.output import OutputPlan
@@ -34,7 +34,7 @@ from bridge_rules.calls import OUTPUT_NOTE, ToolCall
 from bridge_rules.repair.extract import run_pipeline
 from bridge_rules.repair.rules import NOTE_KEY, PipelineNote
 from bridge_rules.runtime import Runtime
-from bridge_rules.sealing import Sealer, may_be_sealed
+from bridge_rules.sealing import MAX_SEALED_CHARS, Sealer, may_be_sealed
 
 
 class CallSealer(Protocol):
@@ -50,31 +50,50 @@ class CallSealer(Protocol):
         ...
 
 
-def _encode(note: PipelineNote) -> bytes:
-    return jsonio.dumps([note.field, note.original, list(note.commands)])
+class Opened(NamedTuple):
+    """What a pipeline seal binds: the call it was made for, and what to undo on it."""
+
+    call_id: str
+    tool: str
+    """The tool's local name, as the agent's ``tool_use`` names it."""
+    ran: str | None
+    """The command the agent was given (the field's value with the stages stripped)."""
+    note: PipelineNote
 
 
-def _decode(payload: bytes) -> PipelineNote | None:
+def _encode(call: ToolCall, note: PipelineNote) -> bytes:
+    """The sealed payload. The tag covers it, so the seal is bound to the tool's name and
+    the command the agent runs, as well as the call's id (which the tag covers itself)."""
+    args = call.arguments
+    ran = args.get(note.field) if isinstance(args, dict) else None
+    ran = ran if isinstance(ran, str) else None
+    return jsonio.dumps([call.name, ran, note.field, note.original, list(note.commands)])
+
+
+def _decode(call_id: str, payload: bytes) -> Opened | None:
     try:
         value = jsonio.loads(payload)
     except jsonio.JSONDecodeError:
         return None
     match value:
-        case [str(field), str(original), list(commands)] if all(
+        case [str(tool), (str() | None) as ran, str(field), str(original), list(commands)] if all(
             isinstance(c, str) for c in commands
         ):
-            return PipelineNote(field, original, tuple(commands))
+            return Opened(call_id, tool, ran, PipelineNote(field, original, tuple(commands)))
     return None
 
 
 class PipelineSeals:
     """The :class:`CallSealer` of a runtime whose repairs strip pipelines, and its opener."""
 
-    __slots__ = ("_sealer", "_tools")
+    __slots__ = ("_sealer", "_tools", "refused")
 
     def __init__(self, sealer: Sealer, tools: frozenset[str]) -> None:
         self._sealer = sealer
         self._tools = tools
+        self.refused: set[str] = set()
+        """Genuine seals this request found on a call they were not made for: the results
+        that answer them stay as they are too (one object per request, as its rewriter)."""
 
     def may_seal(self, local_name: str) -> bool:
         return local_name in self._tools
@@ -83,36 +102,43 @@ class PipelineSeals:
         note = call.notes.get(NOTE_KEY)
         if not isinstance(note, PipelineNote):
             return call_id
-        return self._sealer.seal(call_id, _encode(note))
+        return self._sealer.seal(call_id, _encode(call, note))
 
-    def open(self, value: object) -> tuple[str, PipelineNote] | None:
-        """(original id, note) of an id :meth:`seal` made; None for anything else."""
+    def open(self, value: object) -> Opened | None:
+        """What an id :meth:`seal` made binds; None for anything else."""
         if not may_be_sealed(value):
             return None
         opened = self._sealer.open(value)
-        if opened is None:
-            return None
-        note = _decode(opened[1])
-        return None if note is None else (opened[0], note)
+        return None if opened is None else _decode(*opened)
 
     def tool_use(self, block: dict[str, Any]) -> dict[str, Any]:
-        """A history ``tool_use`` with its id restored and the model's own command back."""
+        """A history ``tool_use`` with its id restored and the model's own command back.
+
+        Only on the call the seal was made for: the same tool, given the same command. A
+        seal moved onto another tool's call, or another call's, stays there as it is (an
+        opaque id), and so does the ``tool_result`` that answers it later in the request."""
         opened = self.open(block.get("id"))
         if opened is None:
             return block
-        call_id, note = opened
-        new = {**block, "id": call_id}
+        call_id, tool, ran, note = opened
         args = block.get("input")
+        given = args.get(note.field) if isinstance(args, dict) else None
+        if block.get("name") != tool or given != ran:
+            self.refused.add(block["id"])
+            return block
+        new = {**block, "id": call_id}
         if isinstance(args, dict) and args.get(note.field) != note.original:
             new["input"] = {**args, note.field: note.original}
         return new
 
     def tool_result(self, block: dict[str, Any]) -> dict[str, Any]:
-        """A ``tool_result`` with its id restored and the stripped stages applied."""
-        opened = self.open(block.get("tool_use_id"))
+        """A ``tool_result`` with its id restored and the stripped stages applied; as it is
+        when its call, earlier in the request, holds the seal but is not the sealed call."""
+        value = block.get("tool_use_id")
+        opened = None if isinstance(value, str) and value in self.refused else self.open(value)
         if opened is None:
             return block
-        call_id, note = opened
+        call_id, note = opened.call_id, opened.note
         new = {**block, "tool_use_id": call_id}
         if "content" in block:
             new["content"] = _filtered(block["content"], note)
@@ -130,7 +156,7 @@ def _tag(call_id: str, local: str, args: Mapping[str, Any]) -> str:
 
 def _untag(value: object) -> tuple[str, str, dict[str, Any]] | None:
     """(original id, local tool, arguments) of an id :func:`_tag` made; None for any other."""
-    if not isinstance(value, str):
+    if not isinstance(value, str) or len(value) > MAX_SEALED_CHARS:
         return None
     at = value.rfind(OUTPUT_MARK)
     data = value[at + len(OUTPUT_MARK) :]
@@ -175,6 +201,10 @@ class CallSeals:
         if isinstance(args, dict) and call.name in self._outputs:
             call_id = _tag(call_id, call.name, args)
         return call_id if self._pipelines is None else self._pipelines.seal(call_id, call)
+
+    def refusals(self) -> int:
+        """How many seals this request found on calls they were not made for, so far."""
+        return 0 if self._pipelines is None else len(self._pipelines.refused)
 
     def tool_use(self, block: dict[str, Any]) -> dict[str, Any]:
         """A history ``tool_use`` as the model made it: its id and command restored."""
