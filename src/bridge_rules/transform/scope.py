@@ -12,7 +12,7 @@ request; a library caller that rewrites a lone message gets one from
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
@@ -39,6 +39,12 @@ class CallScope:
     shapes: Shapes | None = None
     """The request's schema conversions (``OutboundResult.shapes``), so calls come back
     in the agent's shape."""
+    mapping: bool = True
+    """Whether the rules map the answer's calls back (the gate is open). False: the calls
+    keep their names and arguments, and only the policy judges them."""
+    wires: dict[str, list[str]] = field(default_factory=dict)
+    """Name given to the agent -> the wire names it was mapped back from in this answer, so
+    the policy judges a call by both (:mod:`bridge_rules.calljudge`)."""
 
     @classmethod
     def of(
@@ -59,11 +65,26 @@ class CallScope:
 
     def call(self, wire: str, arguments: Any) -> ToolCall:
         """The call to ``wire`` in local terms: its name mapped back, its arguments adapted."""
-        return inbound_call(self.rt, wire, arguments, self.registered, self.shapes)
+        if not self.mapping:
+            return ToolCall(wire, arguments, {})
+        call = inbound_call(self.rt, wire, arguments, self.registered, self.shapes)
+        self._came(wire, call.name)
+        return call
 
     def local_name(self, wire: str) -> str | None:
         """The local name ``wire`` maps back to, or None."""
-        return self.rt.inbound_name(wire, self.registered)
+        if not self.mapping:
+            return None
+        local = self.rt.inbound_name(wire, self.registered)
+        if local is not None:
+            self._came(wire, local)
+        return local
+
+    def _came(self, wire: str, local: str) -> None:
+        if local != wire:
+            seen = self.wires.setdefault(local, [])
+            if wire not in seen:
+                seen.append(wire)
 
     def seal(self, ident: Any, call: ToolCall) -> Any:
         """The id ``call`` goes back with: ``ident`` unless the sealer gives it another."""

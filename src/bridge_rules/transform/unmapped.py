@@ -58,10 +58,12 @@ class UnmappedPolicy:
 
     def __init__(self, scope: CallScope) -> None:
         rt = self.rt = scope.rt
-        self.mode = rt.rules.unmapped
+        self.mode = rt.rules.unmapped if scope.mapping else "pass"
         self.known = scope.known
         self.report = scope.report
+        self.wires = scope.wires
         self.policy = rt.policy if rt.policy.active else None
+        self.judge = rt.judge
         self.refusal: str | None = None
         """Set once ``on_denied: error`` refuses the answer: what the agent is told."""
 
@@ -78,7 +80,7 @@ class UnmappedPolicy:
     def denied(self, name: str) -> Unmapped | None:
         if self.policy is None:
             return None
-        decision = self.policy.decide(name, self.rt.outbound_name(name))
+        decision = self.judge.decide_all(self.wires.get(name, ()), name)
         if decision.allowed:
             return None
         found = Unmapped(name, (), str(decision.rule))
@@ -102,7 +104,7 @@ class UnmappedPolicy:
         nothing for, without its logging and counting."""
         if (
             self.policy is not None
-            and not self.policy.decide(name, self.rt.outbound_name(name)).allowed
+            and not self.judge.decide_all(self.wires.get(name, ()), name).allowed
         ):
             return False
         return self.mode == "pass" or name in self.known
