@@ -26,6 +26,7 @@ class Closed(Protocol):
     policed: bool
     rejected: str | None
 
+
 TOOLSET = "mcp_toolset"
 
 
