@@ -54,16 +54,19 @@ def connector(rt: Runtime, servers: Any, dropped: list[str]) -> list[Any] | None
     return kept if len(kept) != len(servers) else None
 
 
-def forced_denied(rt: Runtime, choice: Any) -> str | None:
+def forced_denied(rt: Runtime, choice: Any, tools: Any) -> str | None:
     """Why a ``tool_choice`` that forces a tool the policy denies cannot be sent: the model
     would have to call it (a 400 naming the tool and the rule). The forced name is judged
-    as a call under it and under the wire name it goes out as."""
+    as a call under it and under the wire name it goes out as, against the request's
+    ``tools``."""
     if not rt.policy.active or not isinstance(choice, dict) or choice.get("type") != "tool":
         return None
     name = choice.get("name")
     if not isinstance(name, str):
         return None
-    decision = rt.judge.decide_all((rt.outbound_name(name),), name)
+    sent = [t.get("name") for t in tools if isinstance(t, dict)] if isinstance(tools, list) else []
+    judge = rt.judge.for_request(tuple(n for n in sent if isinstance(n, str)))
+    decision = judge.decide_all((rt.outbound_name(name),), name)
     if decision.allowed:
         return None
     return f"tool_choice forces tool '{name}', which the policy denies: {decision.rule}"
@@ -100,4 +103,4 @@ def closed_gate(rt: Runtime, payload: dict[str, Any], result: Closed) -> None:
     if servers is not None:
         out["mcp_servers"] = servers
         result.policed = True
-    result.rejected = forced_denied(rt, payload.get("tool_choice"))
+    result.rejected = forced_denied(rt, payload.get("tool_choice"), tools)

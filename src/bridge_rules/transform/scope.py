@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from bridge_rules.calljudge import RequestJudge
 from bridge_rules.calls import ToolCall, inbound_call
 from bridge_rules.runtime import Runtime
 from bridge_rules.schemas.book import Shapes
@@ -42,6 +43,10 @@ class CallScope:
     mapping: bool = True
     """Whether the rules map the answer's calls back (the gate is open). False: the calls
     keep their names and arguments, and only the policy judges them."""
+    sent: tuple[str, ...] | None = None
+    """The local names of every tool the request sent, those the filters and the policy
+    took out included (None: ``registered``): a call is judged as any of them it can
+    stand for."""
     wires: dict[str, list[str]] = field(default_factory=dict)
     """Name given to the agent -> the wire names it was mapped back from in this answer, so
     the policy judges a call by both (:mod:`bridge_rules.calljudge`)."""
@@ -57,6 +62,12 @@ class CallScope:
     ) -> CallScope:
         """A scope from any iterable of registered names (read once, here)."""
         return cls(rt, None if registered is None else tuple(registered), sealer, report, shapes)
+
+    @cached_property
+    def judge(self) -> RequestJudge:
+        """The policy's decisions on this answer's calls (:mod:`bridge_rules.calljudge`)."""
+        tools = self.sent if self.sent is not None else self.registered
+        return self.rt.judge.for_request(tools or ())
 
     @cached_property
     def known(self) -> frozenset[str]:

@@ -109,5 +109,6 @@ def start_turn(
         InboundReport(),
         outcome.shapes,
         mapping=outcome.gate_open,
+        sent=(*outcome.registered, *outcome.dropped),
     )
     return Turn(outcome, scope)

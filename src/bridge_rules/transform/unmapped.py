@@ -63,7 +63,7 @@ class UnmappedPolicy:
         self.report = scope.report
         self.wires = scope.wires
         self.policy = rt.policy if rt.policy.active else None
-        self.judge = rt.judge
+        self.judge = scope.judge
         self.refusal: str | None = None
         """Set once ``on_denied: error`` refuses the answer: what the agent is told."""
 
