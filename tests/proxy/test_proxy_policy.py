@@ -101,3 +101,51 @@ def test_on_denied_error_is_a_403(canned: Canned, tmp_path: Path) -> None:
         r = loopback.post(proxy + "/v1/messages", json=request())
     assert r.status_code == 403
     assert r.json()["error"]["type"] == "permission_error"
+
+
+def sse_bash_call() -> Reply:
+    block = {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {}}
+    events = [
+        {"type": "message_start", "message": {"id": "m", "role": "assistant", "content": []}},
+        {"type": "content_block_start", "index": 0, "content_block": block},
+        {"type": "content_block_delta", "index": 0,
+         "delta": {"type": "input_json_delta", "partial_json": '{"command": "id"}'}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use"}},
+        {"type": "message_stop"},
+    ]  # fmt: skip
+    raw = b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
+    return Reply(body=[raw[:97], raw[97:]], content_type="text/event-stream")
+
+
+@pytest.mark.parametrize("model", ["gpt-5", "sonnet", "glm-4.6"])
+def test_the_policy_holds_with_the_gate_shut(canned: Canned, tmp_path: Path, model: str) -> None:
+    """A model id the gate does not match: names stay as the client wrote them, but a denied
+    tool is not sent, a forced one is a 400, a call to one comes back as text, in JSON and
+    in a stream, and the request's switches narrow it too."""
+    app = create_app(
+        ProxyConfig(upstream=canned.url), load_runtime(rules(tmp_path, "  deny: [bash]\n"))
+    )
+    with running_app(with_ops(app, canned.url)) as proxy:
+        canned.reply = writes()
+        r = loopback.post(
+            proxy + "/v1/messages",
+            json=request(model=model),
+            headers={"x-bridge-rules-policy": "read_only"},
+        )
+        assert sent_tools(canned) == ["read"]
+        assert json.loads(canned.seen[-1].body)["model"] == model
+        assert r.json()["content"][0]["type"] == "text"
+        canned.reply = sse_bash_call()
+        streamed = loopback.post(proxy + "/v1/messages", json=request(model=model, stream=True))
+        assert sent_tools(canned) == ["read", "write"]
+        forced = loopback.post(
+            proxy + "/v1/messages",
+            json=request(model=model, tool_choice={"type": "tool", "name": "BASH"}),
+        )
+    assert r.status_code == 200
+    assert streamed.status_code == 200
+    assert b'"tool_use"' not in streamed.content
+    assert b"policy.deny 'bash'" in streamed.content
+    assert forced.status_code == 400
+    assert "policy.deny 'bash'" in forced.json()["error"]["message"]
