@@ -67,12 +67,15 @@ def near_miss(pattern: str, known: list[str]) -> str | None:
         if name.lower() == low:
             return name
     limit = 1 if len(pattern) <= 4 else 2
-    best: tuple[int, str] | None = None
+    best: tuple[int, int, str] | None = None
     for name in known:
         d = _distance(low, name.lower(), limit)
-        if d <= limit and (best is None or d < best[0]):
-            best = (d, name)
-    return None if best is None else best[1]
+        if d > limit:
+            continue
+        found = (d, _distance(pattern, name, limit + len(name)), name)  # ties: the same case
+        if best is None or found[:2] < best[:2]:
+            best = found
+    return None if best is None else best[2]
 
 
 def _patterns(ctx: LintContext) -> Iterator[tuple[str, Span, str]]:
