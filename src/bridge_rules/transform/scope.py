@@ -79,7 +79,8 @@ class CallScope:
         if not self.mapping:
             return ToolCall(wire, arguments, {})
         call = inbound_call(self.rt, wire, arguments, self.registered, self.shapes)
-        self._came(wire, call.name)
+        if call.name != wire:
+            self._came(wire, call.name)
         return call
 
     def local_name(self, wire: str) -> str | None:
@@ -87,15 +88,16 @@ class CallScope:
         if not self.mapping:
             return None
         local = self.rt.inbound_name(wire, self.registered)
-        if local is not None:
+        if local is not None and local != wire:
             self._came(wire, local)
         return local
 
     def _came(self, wire: str, local: str) -> None:
-        if local != wire:
-            seen = self.wires.setdefault(local, [])
-            if wire not in seen:
-                seen.append(wire)
+        seen = self.wires.get(local)
+        if seen is None:
+            self.wires[local] = [wire]
+        elif wire not in seen:
+            seen.append(wire)
 
     def seal(self, ident: Any, call: ToolCall) -> Any:
         """The id ``call`` goes back with: ``ident`` unless the sealer gives it another."""

@@ -61,9 +61,9 @@ class UnmappedPolicy:
         self.mode = rt.rules.unmapped if scope.mapping else "pass"
         self.known = scope.known
         self.report = scope.report
+        self.scope = scope
         self.wires = scope.wires
         self.policy = rt.policy if rt.policy.active else None
-        self.judge = scope.judge
         self.refusal: str | None = None
         """Set once ``on_denied: error`` refuses the answer: what the agent is told."""
 
@@ -80,7 +80,7 @@ class UnmappedPolicy:
     def denied(self, name: str) -> Unmapped | None:
         if self.policy is None:
             return None
-        decision = self.judge.decide_all(self.wires.get(name, ()), name)
+        decision = self.scope.judge.decide_all(self.wires.get(name, ()), name)
         if decision.allowed:
             return None
         found = Unmapped(name, (), str(decision.rule))
@@ -104,7 +104,7 @@ class UnmappedPolicy:
         nothing for, without its logging and counting."""
         if (
             self.policy is not None
-            and not self.judge.decide_all(self.wires.get(name, ()), name).allowed
+            and not self.scope.judge.decide_all(self.wires.get(name, ()), name).allowed
         ):
             return False
         return self.mode == "pass" or name in self.known
