@@ -39,6 +39,24 @@ def toolset_rule(rt: Runtime, tool: dict[str, Any]) -> str | None:
     return None if decision.allowed else str(decision.rule)
 
 
+def tool_denied(rt: Runtime, tool: Any) -> tuple[str, str] | None:
+    """(the name it is reported under, the rule) when the policy denies a ``tools[]`` entry:
+    a tool by its local and wire names (a typed tool's is its reserved name), an
+    ``mcp_toolset`` by its server; None when it may be sent."""
+    if not isinstance(tool, dict):
+        return None
+    kind = tool.get("type")
+    if kind == TOOLSET:
+        rule = toolset_rule(rt, tool)
+        return None if rule is None else (connector_name(str(tool.get("mcp_server_name"))), rule)
+    name = tool.get("name")
+    if not isinstance(name, str):
+        return None
+    typed = isinstance(kind, str) and kind not in ("", "custom")
+    decision = rt.policy.decide(name, name if typed else rt.outbound_name(name))
+    return None if decision.allowed else (name, str(decision.rule))
+
+
 def connector(rt: Runtime, servers: Any, dropped: list[str]) -> list[Any] | None:
     """``mcp_servers[]`` without the servers the policy denies (None: all kept); each
     removed server is added to ``dropped`` as ``mcp__<server>__*``."""
@@ -75,26 +93,16 @@ def forced_denied(rt: Runtime, choice: Any, tools: Any) -> str | None:
 def closed_gate(rt: Runtime, payload: dict[str, Any], result: Closed) -> None:
     """The policy on a request the gate leaves as written: ``result.payload`` (a copy of
     the top level) loses what the policy denies; ``result.policed`` says whether it did."""
-    policy = rt.policy
     out = result.payload
     tools = payload.get("tools")
     if isinstance(tools, list):
         kept: list[Any] = []
         for tool in tools:
-            if isinstance(tool, dict) and tool.get("type") == TOOLSET:
-                if toolset_rule(rt, tool) is None:
-                    kept.append(tool)
-                else:
-                    result.dropped.append(str(tool.get("mcp_server_name")))
-                continue
-            name = tool.get("name") if isinstance(tool, dict) else None
-            if isinstance(name, str):
-                typed = tool.get("type") not in (None, "", "custom")
-                wire = name if typed else rt.outbound_name(name)
-                if not policy.decide(name, wire).allowed:
-                    result.dropped.append(name)
-                    continue
-            kept.append(tool)
+            denial = tool_denied(rt, tool)
+            if denial is None:
+                kept.append(tool)
+            else:
+                result.dropped.append(denial[0])
         if len(kept) != len(tools):
             out["tools"] = kept
             result.registered = [n for n in result.registered if n not in result.dropped]

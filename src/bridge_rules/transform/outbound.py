@@ -15,17 +15,10 @@ from typing import Any
 from bridge_rules import mcpnames
 from bridge_rules.callids import IdRule, id_rule, wire_id
 from bridge_rules.calls import wire_conversion, wire_description
-from bridge_rules.policy import connector_name
 from bridge_rules.runtime import Runtime
 from bridge_rules.schemas import Shape
 from bridge_rules.textplan import API, Plan
-from bridge_rules.transform.boundary import (
-    TOOLSET,
-    closed_gate,
-    connector,
-    forced_denied,
-    toolset_rule,
-)
+from bridge_rules.transform.boundary import closed_gate, connector, forced_denied, tool_denied
 from bridge_rules.transform.guard import NOTHING, Verdict, apply_verdict, wire_verdict
 from bridge_rules.transform.references import (
     holds_references,
@@ -131,29 +124,19 @@ class Rewriter:
         policy = self.rt.policy if self.rt.policy.active else None
         for tool in tools:
             name = tool.get("name") if isinstance(tool, dict) else None
-            if policy is not None and isinstance(tool, dict) and tool.get("type") == TOOLSET:
-                rule = toolset_rule(self.rt, tool)
-                if rule is not None:
-                    shown = connector_name(str(tool.get("mcp_server_name")))
-                    self.dropped.append(shown)
-                    self.denied[shown] = rule
-                    changed = True
-                    continue
-            if not isinstance(name, str):
-                out.append(tool)
-                continue
-            if filters and _filtered(name, plan, direct):
+            if filters and isinstance(name, str) and _filtered(name, plan, direct):
                 self.dropped.append(name)
                 changed = True
                 continue
-            if policy is not None:
-                wire_name = name if _is_typed(tool) else self.rt.outbound_name(name)
-                decision = policy.decide(name, wire_name)
-                if not decision.allowed:
-                    self.dropped.append(name)
-                    self.denied[name] = str(decision.rule)
-                    changed = True
-                    continue
+            denial = None if policy is None else tool_denied(self.rt, tool)
+            if denial is not None:
+                self.dropped.append(denial[0])
+                self.denied[denial[0]] = denial[1]
+                changed = True
+                continue
+            if not isinstance(name, str):
+                out.append(tool)
+                continue
             self.registered.append(name)
             if _is_typed(tool):
                 self.typed.add(name)
