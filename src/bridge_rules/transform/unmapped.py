@@ -24,6 +24,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from bridge_rules import mcpnames
 from bridge_rules.runtime import Runtime
 from bridge_rules.transform.report import Unmapped
 from bridge_rules.transform.scope import CallScope
@@ -182,8 +183,9 @@ def _has_calls(blocks: Iterable[Any]) -> bool:
     return any(isinstance(b, dict) and b.get("type") == "tool_use" for b in blocks)
 
 
-_LEADING = re.compile(r"mcp__[^_]+__|[A-Za-z0-9]+_")
-"""One leading segment a gateway may have added: an MCP server prefix, or ``word_``."""
+_LEADING = re.compile(r"[A-Za-z0-9]+_")
+"""One leading segment a gateway may have added: ``word_`` (an MCP server's prefix is
+read by :mod:`bridge_rules.mcpnames`)."""
 
 
 def _probes(rt: Runtime, name: str) -> list[str]:
@@ -197,8 +199,11 @@ def _probes(rt: Runtime, name: str) -> list[str]:
         if (tail == strip.suffix or folded) and len(name) > len(strip.suffix):
             probes.append(name[: -len(strip.suffix)])
     probes += [candidate for candidate, _what, _span in rt.rules.gateway.candidates(name)]
+    mcp = mcpnames.first_split(name)
     leading = _LEADING.match(name)
-    if leading is not None and leading.end() < len(name):
+    if mcp is not None:
+        probes.append(mcp[1])
+    elif leading is not None and leading.end() < len(name):
         probes.append(name[leading.end() :])
     return list(dict.fromkeys(probes))
 
