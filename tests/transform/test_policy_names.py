@@ -326,3 +326,17 @@ def test_the_docs_refusal_message_is_the_real_one(tmp_path: Path) -> None:
     )
     real = (turn.rejected or "").replace("bridge_rules/_data/rules/", "rules/")
     assert " ".join(shown[1].split()) == real
+
+
+@pytest.mark.parametrize(
+    "written", [rb"\u0042ASH", rb"B\u0041SH", rb"\u0062ash", rb"\u0042ash_ide"]
+)
+def test_a_name_spelt_with_json_escapes_in_a_stream_is_judged_as_read(
+    tmp_path: Path, written: bytes
+) -> None:
+    e = engine(tmp_path, OPENCODE, "  deny: [Bash]\n")
+    raw = stream("PLACEHOLDER").replace(b"PLACEHOLDER", written)
+    for cut in range(1, len(raw), 7):
+        turn = e.turn(body("read"))
+        assert calls_in(b"".join(turn.stream([raw[:cut], raw[cut:]]))) == []
+        assert len(turn.report.denied) == 1
