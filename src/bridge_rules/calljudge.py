@@ -108,12 +108,13 @@ class CallJudge:
         while todo and len(seen) < _MAX_FORMS:
             name = todo.pop()
             low = name.lower()
+            under = seen[name]  # what a prefix stage's inverse left stays a local name
             shorter: list[tuple[str, bool]] = []
             for strip in self.rules.strips:
                 suffix = strip.suffix.lower()
                 if suffix and low.endswith(suffix) and len(name) > len(suffix):
-                    shorter.append((name[: -len(suffix)], False))
-            shorter += [(c, False) for c, _what, _span in gateway.candidates(name)]
+                    shorter.append((name[: -len(suffix)], under))
+            shorter += [(c, under) for c, _what, _span in gateway.candidates(name)]
             for stage in self._prefixes:
                 value = stage.value.lower()
                 if len(name) > len(value) and low.startswith(value):

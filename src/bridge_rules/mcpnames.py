@@ -63,20 +63,28 @@ def split(name: str) -> tuple[str, str] | None:
 
 
 def first_split(name: str) -> tuple[str, str] | None:
-    """(server, tool) split at the first ``__`` after ``mcp__``, as Claude Code reads a name
-    to register or show it: for naming, never for a decision (see :func:`servers`). None
-    when the name is not ``mcp__<server>__<tool>`` with both parts non-empty."""
+    """(server, tool) as the Claude Code CLI reads a name it registers or shows: the
+    shortest non-empty server followed by ``__`` and a non-empty tool. For naming, never
+    for a decision (see :func:`servers`). None when the name has no such reading."""
     if not name.startswith(PREFIX):
         return None
-    server, sep, tool = name[len(PREFIX) :].partition(SEP)
-    return (server, tool) if sep and server and tool else None
+    rest = name[len(PREFIX) :]
+    at = rest.find(SEP, 1)
+    while at >= 0:
+        if at + len(SEP) < len(rest):
+            return rest[:at], rest[at + len(SEP) :]
+        at = rest.find(SEP, at + 1)
+    return None
 
 
 def base(name: str) -> str | None:
-    """The tool part for deduplication (``filters.dedup_bridged``): what follows the first
-    server, or None for a name that is not an MCP name."""
-    found = first_split(name)
-    return None if found is None else found[1]
+    """The tool part ``filters.dedup_bridged`` compares with the direct tools: what follows
+    the first ``__`` after ``mcp__`` (``mcp____x``: ``x``); None for a name that is not
+    ``mcp__`` + something + ``__`` + something."""
+    if not name.startswith(PREFIX):
+        return None
+    _server, sep, tool = name[len(PREFIX) :].partition(SEP)
+    return tool if sep else None
 
 
 def without_prefixes(name: str, prefixes: Iterable[str]) -> str:

@@ -11,8 +11,6 @@ from __future__ import annotations
 import hashlib
 import re
 
-from bridge_rules import mcpnames
-
 WIRE_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 MAX_LEN = 64
 _ALLOWED = re.compile(r"[a-zA-Z0-9_-]")
@@ -76,9 +74,9 @@ def name_problem(name: str, max_len: int = MAX_LEN) -> str | None:
 
 def mcp_problem(name: str) -> str | None:
     """Why ``name`` (starting with ``mcp__``) is not ``mcp__<server>__<tool>``, or None."""
-    if mcpnames.first_split(name) is not None:
-        return None
-    server, sep, _tool = name[len(mcpnames.PREFIX) :].partition(mcpnames.SEP)
+    server, sep, tool = name[len("mcp__") :].partition("__")
     if not sep or not server:
         return "is not of the form mcp__<server>__<tool>"
-    return "has an empty tool segment (mcp__<server>__<tool>)"
+    if not tool:
+        return "has an empty tool segment (mcp__<server>__<tool>)"
+    return None

@@ -179,12 +179,12 @@ def must_deny(case: Case, call: str) -> bool:
     globs = [*pol.deny, *(g for s in (*pol.switches, *case.extra) for g in TABLE[s])]
     if any(fnmatch.fnmatchcase(call, g) for g in globs):
         return True
-    prefixed = call.lower().startswith(agent.prefix)
-    known = {
-        t
-        for t in stands_for(agent, call)
-        if t in agent.pin or t in case.sent or (prefixed and norm(agent, call) == t)
-    }
+    under = None  # what is left under the agent's prefix, as written: a local name as it is
+    if call.lower().startswith(agent.prefix):
+        under = unprefixed(call, agent.prefix)
+        under = under[:-4] if under.lower().endswith("_ide") and len(under) > 4 else under
+        under = under.lower() if agent.folds else under
+    known = {t for t in stands_for(agent, call) if t in agent.pin or t in case.sent or t == under}
     return any(denied(pol, case.extra, agent, t) for t in known)
 
 

@@ -116,7 +116,7 @@ class Rewriter:
                 for t in tools
                 if isinstance(t, dict)
                 and isinstance(t.get("name"), str)
-                and not mcpnames.is_mcp(t["name"])
+                and not t["name"].startswith(mcpnames.PREFIX)
             }
         out: list[Any] = []
         changed = False
