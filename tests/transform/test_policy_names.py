@@ -340,3 +340,29 @@ def test_a_name_spelt_with_json_escapes_in_a_stream_is_judged_as_read(
         turn = e.turn(body("read"))
         assert calls_in(b"".join(turn.stream([raw[:cut], raw[cut:]]))) == []
         assert len(turn.report.denied) == 1
+
+
+def test_with_the_gate_shut_a_cached_conversation_goes_as_written_less_the_denied_tool(
+    tmp_path: Path,
+) -> None:
+    """Messages the outbound cache holds (stored while the gate was open) are spliced back
+    as the client's own bytes when a shut gate's request is serialised again."""
+    e = engine(tmp_path, PI, "  deny: [bash]\n")
+    msgs: list[Any] = []
+    for i in range(30):
+        use = {"type": "tool_use", "id": f"toolu_{i}", "name": "read", "input": {"path": "a"}}
+        done = {"type": "tool_result", "tool_use_id": f"toolu_{i}", "content": "ok"}
+        msgs += [{"role": "user", "content": "x" * 3000 + str(i)},
+                 {"role": "assistant", "content": [use]}, {"role": "user", "content": [done]}]  # fmt: skip
+    tools = [{"name": n, "input_schema": {"type": "object"}} for n in ("read", "bash")]
+
+    def raw(model: str, messages: list[Any]) -> bytes:
+        payload = {"model": model, "max_tokens": 9, "messages": messages, "tools": tools}
+        return json.dumps(payload, separators=(",", ":")).encode()
+
+    e.turn(raw("claude-sonnet-4-5", msgs))
+    e.turn(raw("claude-sonnet-4-5", [*msgs, {"role": "user", "content": "more"}]))
+    shut = raw("gpt-5", [*msgs, {"role": "user", "content": "more"}])
+    turn = e.turn(shut)
+    assert turn.outcome.reused > 0
+    assert json.loads(turn.body) == {**json.loads(shut), "tools": tools[:1]}
