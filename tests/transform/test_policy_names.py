@@ -352,8 +352,9 @@ def test_with_the_gate_shut_a_cached_conversation_goes_as_written_less_the_denie
     for i in range(30):
         use = {"type": "tool_use", "id": f"toolu_{i}", "name": "read", "input": {"path": "a"}}
         done = {"type": "tool_result", "tool_use_id": f"toolu_{i}", "content": "ok"}
-        msgs += [{"role": "user", "content": "x" * 3000 + str(i)},
-                 {"role": "assistant", "content": [use]}, {"role": "user", "content": [done]}]  # fmt: skip
+        msgs.append({"role": "user", "content": "x" * 3000 + str(i)})
+        msgs.append({"role": "assistant", "content": [use]})
+        msgs.append({"role": "user", "content": [done]})
     tools = [{"name": n, "input_schema": {"type": "object"}} for n in ("read", "bash")]
 
     def raw(model: str, messages: list[Any]) -> bytes:
