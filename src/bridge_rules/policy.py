@@ -105,13 +105,14 @@ class CompiledPolicy:
     _allow_re: re.Pattern[str] | None = field(init=False, default=None)
     _memo: dict[tuple[str, str], Decision] = field(init=False, default_factory=dict)
 
+    active: bool = field(init=False, default=False)
+    """Whether anything is denied: read on every request, so computed once."""
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "_deny_re", _glob(self.deny))
         object.__setattr__(self, "_allow_re", _glob(self.allow or ()))
-
-    @property
-    def active(self) -> bool:
-        return bool(self.deny) or self.allow is not None or self.trusted is not None
+        active = bool(self.deny) or self.allow is not None or self.trusted is not None
+        object.__setattr__(self, "active", active)
 
     def decide(self, local: str, wire: str) -> Decision:
         """Whether a tool with these names passes, and the rule that says so."""

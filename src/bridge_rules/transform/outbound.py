@@ -433,7 +433,9 @@ def rewrite_with(
         if done.tools is not None:
             out["tools"] = done.tools
         verdict = done.verdict
-    refused = forced_denied(rt, payload.get("tool_choice"), tools)
+    refused = None
+    if "tool_choice" in payload:
+        refused = forced_denied(rt, payload["tool_choice"], tools)
     if rt.policy.active and "mcp_servers" in payload:
         servers = connector(rt, payload["mcp_servers"], rw.dropped)
         if servers is not None:
