@@ -9,8 +9,9 @@ Patterns are globs matched case-sensitively against a tool's local and wire name
 call in an answer is judged under every name it can stand for:
 :mod:`bridge_rules.calljudge`). Deny wins (``deny``, the switches turned on, then
 ``trusted_servers``, which trusts an MCP name only when every server it may belong to is
-trusted, :mod:`bridge_rules.mcpnames`); a given ``allow`` is exhaustive. Every decision names its rule and where it was written, for the 400 a
-forced denied tool gets, the log line of a denied call and ``explain``.
+trusted, :mod:`bridge_rules.mcpnames`); a given ``allow`` is exhaustive. Every decision
+names its rule and where it was written, for the 400 a forced denied tool gets, the log
+line of a denied call and ``explain``.
 
 A request may narrow the rules' policy with more switches (``x-bridge-rules-policy``,
 :meth:`CompiledPolicy.narrowed`); nothing it sends can widen it.
