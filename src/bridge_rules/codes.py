@@ -474,6 +474,17 @@ _add(
         severity="warning",
     ),
     CodeDoc(
+        "BR318",
+        "policy pattern is a typo of a pinned tool",
+        "A `policy.deny` or `policy.allow` pattern without glob characters matches no tool of "
+        "the pins the rules name, of `local_tools` or of a binding, but is the name of one in "
+        "another case or one or two edits away from it (one for names of four characters or "
+        "fewer). A misspelt deny denies nothing, so this is an error; the message names the "
+        "tool meant.",
+        bad=_HEAD + "local_pin: pi@0.73.1\npolicy:\n  deny: [bassh]\n",
+        good=_HEAD + "local_pin: pi@0.73.1\npolicy:\n  deny: [bash]\n",
+    ),
+    CodeDoc(
         "BR401",
         "invalid field path",
         "A path in a binding operation does not parse: an empty segment in a dotted path, a "

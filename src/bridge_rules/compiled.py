@@ -54,6 +54,8 @@ class CompiledRules:
     repairs: RepairSet = field(default_factory=RepairSet)
     gateway: Gateway = field(default_factory=Gateway)
     unmapped: str = "pass"
+    agent_dispatch: str = "exact"
+    """``inbound.agent_dispatch``: whether the agent lower-cases a name it has no tool for."""
     wire_names: NameGuard = field(default_factory=NameGuard)
     schemas: Profile = field(default_factory=lambda: profile(DEFAULT_TARGET))
     """``schemas:``: the target and operations tool schemas are converted with."""

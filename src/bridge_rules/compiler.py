@@ -461,6 +461,9 @@ class _Compiler:
             packaged_switches(),
         )
         self.diags.extend(problems)
+        policy = policy.with_prefixes(
+            tuple(s.value for s in stages if isinstance(s, CompiledPrefix) and s.value)
+        )
         schema_profile, schema_span = self.schemas()
         gateway = self.gateway(inbound, stages)  # before `diagnostics` is taken: it reports
         repairs = compile_repair_section(
@@ -485,6 +488,7 @@ class _Compiler:
             repairs=repairs,
             gateway=gateway,
             unmapped=inbound.value.unmapped if inbound else Inbound().unmapped,
+            agent_dispatch=inbound.value.agent_dispatch if inbound else "exact",
             wire_names=self.wire_names(schema_profile.target),
             schemas=schema_profile,
             schemas_span=schema_span,

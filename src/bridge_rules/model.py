@@ -222,6 +222,13 @@ class Inbound(Strict):
         "`x-bridge-rules-unmapped` header and counter), or turned into a text block the agent "
         "can read (`error`).",
     )
+    agent_dispatch: Literal["exact", "lowercase"] = Field(
+        "exact",
+        description="How the agent finds the tool for a call's name: only a tool of exactly "
+        "that name (`exact`: pi), or, when it has none, the name lower-cased "
+        "(`lowercase`: opencode 1.18.33 repairs `BASH` to `bash`). The policy judges every "
+        "name the agent may run (docs/policy.md).",
+    )
 
     def suffixes(self) -> list[SuffixStrip]:
         return [

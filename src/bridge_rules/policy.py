@@ -5,10 +5,13 @@ out of ``tools[]``, a ``tool_choice`` forcing it is refused, and a call to it in
 answer is handled by ``on_denied`` (:mod:`bridge_rules.transform.unmapped`), so a model
 that ignores ``tools[]`` still cannot hand the agent a denied call.
 
-Patterns are globs matched case-sensitively against a tool's local and wire names.
-Deny wins (``deny``, the switches turned on, then ``trusted_servers``); a given ``allow``
-is exhaustive. Every decision names its rule and where it was written, for the 400 a
-forced denied tool gets, the log line of a denied call and ``explain``.
+Patterns are globs matched case-sensitively against a tool's local and wire names (a
+call in an answer is judged under every name it can stand for:
+:mod:`bridge_rules.calljudge`). Deny wins (``deny``, the switches turned on, then
+``trusted_servers``, which trusts an MCP name only when every server it may belong to is
+trusted, :mod:`bridge_rules.mcpnames`); a given ``allow`` is exhaustive. Every decision
+names its rule and where it was written, for the 400 a forced denied tool gets, the log
+line of a denied call and ``explain``.
 
 A request may narrow the rules' policy with more switches (``x-bridge-rules-policy``,
 :meth:`CompiledPolicy.narrowed`); nothing it sends can widen it.
@@ -16,12 +19,14 @@ A request may narrow the rules' policy with more switches (``x-bridge-rules-poli
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import functools
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from bridge_rules import mcpnames
 from bridge_rules.diagnostics import Diagnostic, did_you_mean, error
 from bridge_rules.source import SourceMap, Span
 
@@ -73,12 +78,16 @@ def _first(rules: tuple[PolicyRule, ...], names: tuple[str, ...]) -> PolicyRule 
     return None
 
 
-def mcp_server(name: str) -> str | None:
-    """``x`` of ``mcp__x__tool``; None for a name that is not an MCP tool's."""
-    if not name.startswith("mcp__"):
-        return None
-    parts = name.split("__", 2)
-    return parts[1] if len(parts) == 3 and parts[1] else None
+def mcp_servers(name: str, prefixes: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The servers ``name`` may be a tool of, once the agent's own prefixes are off
+    (:mod:`bridge_rules.mcpnames`); () for a name that is not an MCP tool's."""
+    return mcpnames.servers(mcpnames.without_prefixes(name, prefixes) if prefixes else name)
+
+
+def connector_name(server: str) -> str:
+    """How a server of the MCP connector (``mcp_servers[]``, ``mcp_toolset``) is matched by
+    ``deny`` and ``allow``: as all of its tools, ``mcp__<server>__*``."""
+    return f"{mcpnames.PREFIX}{server}{mcpnames.SEP}*"
 
 
 @dataclass(frozen=True, eq=False)
@@ -92,17 +101,21 @@ class CompiledPolicy:
     switches: tuple[str, ...] = ()
     """The switches on, the rules' own and a request's."""
     on_denied: str = "text"
+    agent_prefixes: tuple[str, ...] = ()
+    """What the rules' ``kind: prefix`` stages put in front of the agent's own tools
+    (``mcp__pi__``): not an MCP server, so ``trusted_servers`` judges what follows it."""
     _deny_re: re.Pattern[str] | None = field(init=False, default=None)
     _allow_re: re.Pattern[str] | None = field(init=False, default=None)
     _memo: dict[tuple[str, str], Decision] = field(init=False, default_factory=dict)
 
+    active: bool = field(init=False, default=False)
+    """Whether anything is denied: read on every request, so computed once."""
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "_deny_re", _glob(self.deny))
         object.__setattr__(self, "_allow_re", _glob(self.allow or ()))
-
-    @property
-    def active(self) -> bool:
-        return bool(self.deny) or self.allow is not None or self.trusted is not None
+        active = bool(self.deny) or self.allow is not None or self.trusted is not None
+        object.__setattr__(self, "active", active)
 
     def decide(self, local: str, wire: str) -> Decision:
         """Whether a tool with these names passes, and the rule that says so."""
@@ -115,22 +128,49 @@ class CompiledPolicy:
         return found
 
     def _decide(self, names: tuple[str, ...]) -> Decision:
-        if self._deny_re is not None and any(self._deny_re.match(n) for n in names):
-            return Decision(False, _first(self.deny, names))
+        rule = self.deny_rule(names)
+        if rule is not None:
+            return Decision(False, rule)
         if self.trusted is not None:
-            servers = [s for s in map(mcp_server, names) if s is not None]
-            if servers:
-                for rule in self.trusted:
-                    if rule.pattern in servers:
-                        return Decision(True, rule)
-                where = self.trusted_span or Span("policy")
-                return Decision(False, PolicyRule("trusted_servers", servers[-1], where))
+            found = [s for n in names for s in mcp_servers(n, self.agent_prefixes)]
+            if found:
+                return self._trusted(tuple(dict.fromkeys(found)))
         if self.allow is None:
             return ALLOWED
         if self._allow_re is not None and any(self._allow_re.match(n) for n in names):
             return Decision(True, _first(self.allow, names))
         where = self.allow[0].span if self.allow else self.trusted_span or Span("policy")
         return Decision(False, PolicyRule("allow", "(not listed)", where))
+
+    def deny_rule(self, names: tuple[str, ...]) -> PolicyRule | None:
+        """The first ``deny`` (or switch) rule that matches one of ``names``, or None."""
+        if self._deny_re is not None and any(self._deny_re.match(n) for n in names):
+            return _first(self.deny, names)
+        return None
+
+    def _trusted(self, servers: tuple[str, ...]) -> Decision:
+        """Every server the names may belong to must be trusted (:mod:`bridge_rules.mcpnames`)."""
+        assert self.trusted is not None
+        trusted = {rule.pattern: rule for rule in self.trusted}
+        for server in servers:
+            if server not in trusted:
+                where = self.trusted_span or Span("policy")
+                return Decision(False, PolicyRule("trusted_servers", server, where))
+        return Decision(True, trusted[servers[0]])
+
+    def server(self, server: str) -> Decision:
+        """Whether a server of the MCP connector (``mcp_servers[]``, an ``mcp_toolset``) may
+        be sent: ``deny`` and ``allow`` judge it as ``mcp__<server>__*``, and
+        ``trusted_servers`` by its name."""
+        name = connector_name(server)
+        rule = self.deny_rule((name,))
+        if rule is not None:
+            return Decision(False, rule)
+        if self.trusted is not None:
+            return self._trusted((server,))
+        if self.allow is None:
+            return ALLOWED
+        return self._decide((name,))
 
     def explain(self, local: str, wire: str) -> dict[str, object]:
         """The decision for ``explain``: passed or denied, and by which rule where."""
@@ -159,15 +199,15 @@ class CompiledPolicy:
         if not added:
             return self
         extra = tuple(rule for n in added for rule in self.switch_table[n])
-        return CompiledPolicy(
-            deny=self.deny + extra,
-            allow=self.allow,
-            trusted=self.trusted,
-            trusted_span=self.trusted_span,
-            switch_table=self.switch_table,
-            switches=self.switches + tuple(added),
-            on_denied=self.on_denied,
+        return dataclasses.replace(
+            self, deny=self.deny + extra, switches=self.switches + tuple(added)
         )
+
+    def with_prefixes(self, prefixes: tuple[str, ...]) -> CompiledPolicy:
+        """This policy knowing the agent's own prefixes (the compiler sets them)."""
+        if prefixes == self.agent_prefixes:
+            return self
+        return dataclasses.replace(self, agent_prefixes=prefixes)
 
 
 NO_POLICY = CompiledPolicy()

@@ -21,6 +21,7 @@ from typing import Any
 from bridge_rules.bindings.adapter import Adapter
 from bridge_rules.bindings.describe import Description, plan_description
 from bridge_rules.bindings.output import OutputPlan
+from bridge_rules.calljudge import CallJudge
 from bridge_rules.compiled import CompiledRules
 from bridge_rules.gate import CompiledGate, GateDecision, decide
 from bridge_rules.msgcache import MessageCache
@@ -103,6 +104,11 @@ class Runtime:
     def schema_book(self) -> SchemaBook:
         """Tool schemas converted for ``schemas.target``, and how their calls come back."""
         return SchemaBook(self.rules.schemas)
+
+    @functools.cached_property
+    def judge(self) -> CallJudge:
+        """The policy's decision on a call under every name it can stand for (made once)."""
+        return CallJudge(self.resolver, self.rules, self.policy)
 
     @functools.cached_property
     def stripping_tools(self) -> frozenset[str]:

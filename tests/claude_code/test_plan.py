@@ -157,3 +157,24 @@ def test_the_child_gets_the_listed_variables_and_nothing_else() -> None:
         **FIXED_ENV,
         "CLAUDE_CODE_MAX_OUTPUT_TOKENS": "5",
     }
+
+
+def test_an_mcp_name_is_split_as_the_cli_reads_it_at_its_first_separator() -> None:
+    """``cli_name`` reads MCP names through ``bridge_rules.mcpnames``; the reference is the
+    CLI's own reading, a lazy regex split at the first ``__`` after ``mcp__``."""
+    import re
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    reference = re.compile(r"^mcp__([A-Za-z0-9_-]+?)__([A-Za-z0-9_-]+)$")
+
+    @settings(max_examples=400, deadline=None)
+    @given(st.text("ab_-.", max_size=12))
+    def check(rest: str) -> None:
+        wire = "mcp__" + rest
+        found = reference.match(wire)
+        expected = (wire, found[1], found[2]) if found else ("mcp__bridge__" + wire, "bridge", wire)
+        assert cli_name(wire) == expected
+
+    check()

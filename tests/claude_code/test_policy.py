@@ -79,3 +79,20 @@ def test_the_users_own_mcp_server_runs_when_the_policy_allows_it(
     assert reply["content"][-1]["text"] == "shouted"
     assert "mcp__mine__shout" in [t["name"] for t in endpoint.turns[0]["tools"]]
     assert "QUIET" in results(endpoint.turns[1])
+
+
+@pytest.mark.parametrize("model", ["claude-sonnet-4-6", "sonnet"])
+def test_a_call_to_a_denied_tool_is_denied_on_the_claude_code_upstream_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model: str
+) -> None:
+    """The rules' policy judges the CLI's answer as it judges an HTTP upstream's, with the
+    name gate open or shut: a ``BASH`` call the model makes comes back as text."""
+    rules = tmp_path / "rules.yaml"
+    rules.write_text("bridge-rules: 1\nextends: opencode\npolicy:\n  deny: [Bash]\n")
+    ask = {**ASK, "model": model, "tools": [{"name": "read", "input_schema": {"type": "object"}}]}
+    endpoint = ScriptedEndpoint([calls(("BASH", {"command": "id"}))])
+    with endpoint, serving(endpoint, monkeypatch, rules=(str(rules),)) as proxy:
+        reply = httpx.post(f"{proxy}/v1/messages", json=ask, timeout=60).json()
+    assert {b["type"] for b in reply["content"]} == {"text"}
+    assert "policy.deny 'Bash'" in reply["content"][-1]["text"]
+    assert reply["stop_reason"] == "end_turn"

@@ -238,7 +238,7 @@ class ProxyApp:
                 record.cache = (result.reused, result.stored, result.tools_reused)
             if self.debug is not None:
                 ex.debug["request_body"] = self.debug.body(jsonio.loads(body))
-                if result.gate_open:
+                if result.gate_open or result.policed:
                     ex.debug["upstream_body"] = self.debug.body(jsonio.loads(result.body))
             ex.rewritten(turn)
 

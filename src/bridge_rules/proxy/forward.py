@@ -57,8 +57,9 @@ class Exchange:
     debug: dict[str, Any] = field(default_factory=dict)
 
     def rewritten(self, turn: Turn) -> None:
-        """Take the outbound rewrite (called inside the rewrite's collector pause, if any)."""
-        if turn.gate_open:
+        """Take the outbound rewrite (called inside the rewrite's collector pause, if any):
+        with the gate open, or with it shut when a policy judges the answer."""
+        if turn.guards:
             self.turn = turn
             self.body = turn.body
 

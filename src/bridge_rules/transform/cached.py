@@ -190,6 +190,7 @@ def _finish(
         gate_reason=result.gate_reason,
         rejected=result.rejected,
         shapes=result.shapes,
+        policed=result.policed,
         fields=fields,
         reused=reused,
         stored=stored,

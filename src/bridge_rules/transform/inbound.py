@@ -55,6 +55,10 @@ def rewrite_message(scope: CallScope, message: Any) -> Any:
     content = message.get("content")
     if not isinstance(content, list):
         return out
+    if not scope.mapping:  # the gate is shut: names stay, only the policy judges the calls
+        if rt.policy.active:
+            UnmappedPolicy(scope).message(out)
+        return out
     new_content: list[Any] | None = None
     for i, block in enumerate(content):
         new_block = rewrite_block(scope, block)

@@ -12,11 +12,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from bridge_rules import mcpnames
 from bridge_rules.callids import IdRule, id_rule, wire_id
 from bridge_rules.calls import wire_conversion, wire_description
 from bridge_rules.runtime import Runtime
 from bridge_rules.schemas import Shape
 from bridge_rules.textplan import API, Plan
+from bridge_rules.transform.boundary import closed_gate, connector, forced_denied, tool_denied
 from bridge_rules.transform.guard import NOTHING, Verdict, apply_verdict, wire_verdict
 from bridge_rules.transform.references import (
     holds_references,
@@ -49,6 +51,9 @@ class Outcome:
     """How calls to the tools sent cross their schema conversion (``schemas:``), by local
     name: hand them to ``inbound`` with ``registered`` so the answer comes back in the
     agent's shape."""
+    policed: bool = False
+    """The gate is shut and the policy took something out: the body is the payload as
+    serialised, not the client's bytes (:mod:`bridge_rules.transform.boundary`)."""
 
 
 @dataclass
@@ -66,9 +71,9 @@ def _is_typed(tool: Mapping[str, Any]) -> bool:
 def _filtered(name: str, plan: Plan, direct: set[str]) -> bool:
     if name in plan.drop or name.lower() in plan.deny_folded:
         return True
-    if plan.dedup_bridged and name.startswith("mcp__"):
-        parts = name.split("__", 2)
-        return len(parts) == 3 and parts[2] in direct
+    if plan.dedup_bridged:
+        tool = mcpnames.base(name)
+        return tool is not None and tool in direct
     return False
 
 
@@ -111,7 +116,7 @@ class Rewriter:
                 for t in tools
                 if isinstance(t, dict)
                 and isinstance(t.get("name"), str)
-                and not t["name"].startswith("mcp__")
+                and not t["name"].startswith(mcpnames.PREFIX)
             }
         out: list[Any] = []
         changed = False
@@ -119,21 +124,19 @@ class Rewriter:
         policy = self.rt.policy if self.rt.policy.active else None
         for tool in tools:
             name = tool.get("name") if isinstance(tool, dict) else None
-            if not isinstance(name, str):
-                out.append(tool)
-                continue
-            if filters and _filtered(name, plan, direct):
+            if filters and isinstance(name, str) and _filtered(name, plan, direct):
                 self.dropped.append(name)
                 changed = True
                 continue
-            if policy is not None:
-                wire_name = name if _is_typed(tool) else self.rt.outbound_name(name)
-                decision = policy.decide(name, wire_name)
-                if not decision.allowed:
-                    self.dropped.append(name)
-                    self.denied[name] = str(decision.rule)
-                    changed = True
-                    continue
+            denial = None if policy is None else tool_denied(self.rt, tool)
+            if denial is not None:
+                self.dropped.append(denial[0])
+                self.denied[denial[0]] = denial[1]
+                changed = True
+                continue
+            if not isinstance(name, str):
+                out.append(tool)
+                continue
             self.registered.append(name)
             if _is_typed(tool):
                 self.typed.add(name)
@@ -414,12 +417,15 @@ def rewrite_with(
     model_id = model if model is not None else payload.get("model")
     decision = rt.gate_decision({"api": API, "id": model_id}, env)
     if not decision.open:
-        return OutboundResult(
+        closed = OutboundResult(
             dict(payload),
             gate_open=False,
             registered=_tool_names(payload.get("tools")),
             gate_reason=decision.reason,
         )
+        if rt.policy.active:  # the policy holds whatever the gate says
+            closed_gate(rt, payload, closed)
+        return closed
     plan = rt.plan
     rw = Rewriter(rt)
     out = dict(payload)
@@ -431,7 +437,13 @@ def rewrite_with(
         if done.tools is not None:
             out["tools"] = done.tools
         verdict = done.verdict
-    refused = _forced_denied(rw, payload.get("tool_choice"))
+    refused = None
+    if "tool_choice" in payload:
+        refused = forced_denied(rt, payload["tool_choice"], tools)
+    if rt.policy.active and "mcp_servers" in payload:
+        servers = connector(rt, payload["mcp_servers"], rw.dropped)
+        if servers is not None:
+            out["mcp_servers"] = servers
     if "tool_choice" in payload:
         keep, choice = rw.tool_choice(payload["tool_choice"])
         if not keep:
@@ -460,15 +472,3 @@ def rewrite_with(
     if refused is not None and result.rejected is None:
         result.rejected = refused
     return result
-
-
-def _forced_denied(rw: Rewriter, choice: Any) -> str | None:
-    """Why a ``tool_choice`` that forces a tool the policy denied cannot be sent: the model
-    would have to call it (a 400 naming the tool and the rule)."""
-    if not rw.denied or not isinstance(choice, dict) or choice.get("type") != "tool":
-        return None
-    name = choice.get("name")
-    rule = rw.denied.get(name) if isinstance(name, str) else None
-    if rule is None:
-        return None
-    return f"tool_choice forces tool '{name}', which the policy denies: {rule}"

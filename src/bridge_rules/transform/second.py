@@ -80,7 +80,7 @@ class SecondPass:
 
     def __init__(self, scope: CallScope) -> None:
         self.scope = scope
-        self.recover = scope.rt.plan.recover_tool_calls
+        self.recover = scope.rt.plan.recover_tool_calls and scope.mapping
         self.policy = UnmappedPolicy(scope)
         self._errors: dict[int, Unmapped] = {}  # upstream index -> a call turned into text
         self._calls = 0  # tool_use blocks passed on
@@ -187,7 +187,7 @@ class SecondPass:
             return False
         if name is not None:
             passes = self._passes.get(name)
-            if passes is None:
+            if passes is None or name in self.policy.wires:  # mapped back: judged with them
                 passes = self._passes[name] = self.policy.passes(name)
             if not passes:
                 return False

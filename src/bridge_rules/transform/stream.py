@@ -29,8 +29,10 @@ class ChunkRewriter(Protocol):
 def open_rewriter(scope: CallScope) -> ChunkRewriter:
     """The passes a stream needs over one framing: the calls mapped back, then, only for
     ``<tool_call>`` recovery, an ``inbound.unmapped`` policy or a tool policy,
-    :class:`SecondPass`."""
+    :class:`SecondPass`. With the gate shut, the policy's part of :class:`SecondPass` alone."""
     rt = scope.rt
+    if not scope.mapping:  # the gate is shut: names stay, only the policy judges the calls
+        return EventStream([SecondPass(scope)] if rt.policy.active else [])
     passes: list[Pass] = [CallPass(scope)]
     if rt.plan.recover_tool_calls or rt.rules.unmapped != "pass" or rt.policy.active:
         passes.append(SecondPass(scope))

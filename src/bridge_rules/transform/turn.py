@@ -46,7 +46,8 @@ class Turn:
 
     @property
     def body(self) -> bytes:
-        """What goes upstream: the rewritten body, or the client's own when the gate is shut."""
+        """What goes upstream: the rewritten body, or the client's own when the gate is shut
+        (less what the policy denies, if anything)."""
         return self.outcome.body
 
     @property
@@ -63,6 +64,12 @@ class Turn:
     @property
     def gate_open(self) -> bool:
         return self.outcome.gate_open
+
+    @property
+    def guards(self) -> bool:
+        """Whether the answer must go through this turn: the gate is open (names come
+        back), or a policy judges the calls even though it is shut."""
+        return self.outcome.gate_open or self.scope.rt.policy.active
 
     @property
     def rejected(self) -> str | None:
@@ -93,7 +100,15 @@ def start_turn(
     """Rewrite ``body`` for the wire and get ready for its answer. Raises
     ``jsonio.JSONDecodeError`` when the body is not JSON."""
     outcome = rewrite_outbound_bytes(rt, body, model, env, cache=cache, gc_pause=gc_pause)
-    if not outcome.gate_open:
+    if not outcome.gate_open and not outcome.policed:
         outcome.body = body
-    scope = CallScope(rt, tuple(outcome.registered), seals(rt), InboundReport(), outcome.shapes)
+    scope = CallScope(
+        rt,
+        tuple(outcome.registered),
+        seals(rt),
+        InboundReport(),
+        outcome.shapes,
+        mapping=outcome.gate_open,
+        sent=(*outcome.registered, *outcome.dropped),
+    )
     return Turn(outcome, scope)

@@ -24,6 +24,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from bridge_rules import mcpnames
 from bridge_rules.runtime import Runtime
 from bridge_rules.transform.report import Unmapped
 from bridge_rules.transform.scope import CallScope
@@ -58,9 +59,11 @@ class UnmappedPolicy:
 
     def __init__(self, scope: CallScope) -> None:
         rt = self.rt = scope.rt
-        self.mode = rt.rules.unmapped
+        self.mode = rt.rules.unmapped if scope.mapping else "pass"
         self.known = scope.known
         self.report = scope.report
+        self.scope = scope
+        self.wires = scope.wires
         self.policy = rt.policy if rt.policy.active else None
         self.refusal: str | None = None
         """Set once ``on_denied: error`` refuses the answer: what the agent is told."""
@@ -78,7 +81,7 @@ class UnmappedPolicy:
     def denied(self, name: str) -> Unmapped | None:
         if self.policy is None:
             return None
-        decision = self.policy.decide(name, self.rt.outbound_name(name))
+        decision = self.scope.judge.decide_all(self.wires.get(name, ()), name)
         if decision.allowed:
             return None
         found = Unmapped(name, (), str(decision.rule))
@@ -102,7 +105,7 @@ class UnmappedPolicy:
         nothing for, without its logging and counting."""
         if (
             self.policy is not None
-            and not self.policy.decide(name, self.rt.outbound_name(name)).allowed
+            and not self.scope.judge.decide_all(self.wires.get(name, ()), name).allowed
         ):
             return False
         return self.mode == "pass" or name in self.known
@@ -180,8 +183,9 @@ def _has_calls(blocks: Iterable[Any]) -> bool:
     return any(isinstance(b, dict) and b.get("type") == "tool_use" for b in blocks)
 
 
-_LEADING = re.compile(r"mcp__[^_]+__|[A-Za-z0-9]+_")
-"""One leading segment a gateway may have added: an MCP server prefix, or ``word_``."""
+_LEADING = re.compile(r"[A-Za-z0-9]+_")
+"""One leading segment a gateway may have added: ``word_`` (an MCP server's prefix is
+read by :mod:`bridge_rules.mcpnames`)."""
 
 
 def _probes(rt: Runtime, name: str) -> list[str]:
@@ -195,8 +199,11 @@ def _probes(rt: Runtime, name: str) -> list[str]:
         if (tail == strip.suffix or folded) and len(name) > len(strip.suffix):
             probes.append(name[: -len(strip.suffix)])
     probes += [candidate for candidate, _what, _span in rt.rules.gateway.candidates(name)]
+    mcp = mcpnames.first_split(name)
     leading = _LEADING.match(name)
-    if leading is not None and leading.end() < len(name):
+    if mcp is not None:
+        probes.append(mcp[1])
+    elif leading is not None and leading.end() < len(name):
         probes.append(name[leading.end() :])
     return list(dict.fromkeys(probes))
 

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from bridge_rules import jsonio
+from bridge_rules import jsonio, mcpnames
 
 BRIDGE_SERVER = "bridge"
 """The in-process MCP server of the tools whose wire names are not ``mcp__server__tool``."""
@@ -38,7 +38,7 @@ BUILTINS = frozenset(
 """The built-ins the tested CLI (2.1.332) lists in its ``system/init`` inventory when
 ``--tools`` names them; any other name is offered as an MCP tool."""
 
-_MCP_NAME = re.compile(r"^mcp__([A-Za-z0-9_-]+?)__([A-Za-z0-9_-]+)$")
+_NAME_CHARS = re.compile(r"[A-Za-z0-9_-]+")
 _EXTRA_BODY = ("temperature", "top_p", "top_k", "stop_sequences", "thinking", "metadata")
 """Request fields the CLI has no flag for; they reach the model through
 ``CLAUDE_CODE_EXTRA_BODY``, which the CLI merges into each request body (``tool_choice``
@@ -86,9 +86,9 @@ def cli_name(wire: str) -> tuple[str, str | None, str]:
     name on that server)."""
     if wire in BUILTINS:
         return wire, None, wire
-    found = _MCP_NAME.match(wire)
-    if found:
-        return wire, found.group(1), found.group(2)
+    found = mcpnames.first_split(wire) if _NAME_CHARS.fullmatch(wire) else None
+    if found is not None:
+        return wire, found[0], found[1]
     return f"mcp__{BRIDGE_SERVER}__{wire}", BRIDGE_SERVER, wire
 
 
