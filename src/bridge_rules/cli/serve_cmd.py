@@ -54,7 +54,7 @@ def _read_config(ctx: typer.Context, param: Any, value: str | None) -> None:
     if found.problems:
         raise CommandError(*(problem.line() for problem in found.problems))
     ctx.default_map = {**(ctx.default_map or {}), **found.values}
-    ctx.meta[_FILE_WHERE] = found.where
+    ctx.meta[_FILE_WHERE] = found.where  # with each route's place, under route:<name>
     ctx.meta[_FILE_ROUTES] = found.routes
 
 
@@ -78,13 +78,15 @@ def _where(ctx: click.Context) -> dict[str, str]:
 def serve(  # noqa: PLR0917 - one parameter per CLI option
     ctx: typer.Context,
     upstream: Annotated[
-        str,
+        Optional[str],  # noqa: UP045 - typer needs Optional on 3.10
         typer.Option(
             help="The anthropic-messages endpoint to forward to, e.g. "
             "https://api.anthropic.com (without /v1), or claude-code to answer with the "
-            "Claude Code CLI (docs/claude-code-upstream.md)."
+            "Claude Code CLI (docs/claude-code-upstream.md). Required unless every route "
+            "of --config names its own.",
+            show_default=False,
         ),
-    ],
+    ] = None,
     rules: RulesOption = None,
     host: Annotated[str, typer.Option(help="Interface to bind; loopback unless you say so.")] = (
         "127.0.0.1"
@@ -219,10 +221,13 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
     bound.
     """
     from bridge_rules.proxy.config import ServeSettings, SettingProblem, bind_problem
+    from bridge_rules.proxy.routespec import ROUTE_WHERE
     from bridge_rules.sealing import ENV_KEY as SEAL_KEY_ENV
 
     options = {**ctx.params, "routes": ctx.meta.get(_FILE_ROUTES, ())}
-    settings, problems = ServeSettings.check(options, _where(ctx))
+    in_file: dict[str, str] = ctx.meta.get(_FILE_WHERE, {})
+    places = {k: v for k, v in in_file.items() if k.startswith(ROUTE_WHERE)}
+    settings, problems = ServeSettings.check(options, {**_where(ctx), **places})
     if settings is None:
         raise CommandError(*(problem.line() for problem in problems))
     for problem in problems:
@@ -255,7 +260,7 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
     except (ValueError, ImportError) as exc:  # a route's switch, its claude-code upstream
         fail(str(exc))
     config = settings.config
-    app = with_ops(proxy, config.upstream)
+    app = with_ops(proxy, config.upstream)  # without --upstream: the default route's
     started = run(
         config,
         app,

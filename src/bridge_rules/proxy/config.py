@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 from urllib.parse import urlsplit, urlunsplit
 
-from bridge_rules.proxy.routespec import RouteSpec, parse_routes
+from bridge_rules.proxy.routespec import ROUTE_WHERE, RouteSpec, parse_routes, route_places
 from bridge_rules.sealing import ENV_KEY as SEAL_KEY_ENV
 from bridge_rules.sealing import MIN_KEY_BYTES as MIN_SEAL_KEY_BYTES
 
@@ -217,7 +217,13 @@ class ServeSettings:
         def bad(name: str, message: str) -> None:
             problems.append(SettingProblem(message, where.get(name)))
 
-        upstream = str(options["upstream"])
+        routes: tuple[RouteSpec, ...] = tuple(options.get("routes") or ())
+        upstream = options.get("upstream") or ""
+        if not upstream:
+            upstream, unserved = _routes_upstream(routes)
+            problems += [SettingProblem(m, where.get(ROUTE_WHERE + n)) for n, m in unserved]
+            if any(not p.warning for p in problems):
+                return None, problems
         parts = urlsplit(upstream)
         if upstream == CLAUDE_CODE:
             for name, message in _claude_code_problems(options):
@@ -282,10 +288,32 @@ class ServeSettings:
             upstream=upstream,
             rules=tuple(options["rules"] or ()),
             claude_allow=tuple(options.get("claude_allow") or ()),
-            routes=tuple(options.get("routes") or ()),
+            routes=routes,
             **fields,
         )
         return cls(config, options["host"], options["port"], options["workers"], grace), problems
+
+
+NO_UPSTREAM = (
+    "Missing option '--upstream' (or BRIDGE_RULES_UPSTREAM, or 'upstream:' in --config): "
+    "where to forward to, an http(s) URL or claude-code"
+)
+
+
+def _routes_upstream(routes: tuple[RouteSpec, ...]) -> tuple[str, list[tuple[str, str]]]:
+    """With no ``--upstream``: the one ``serve`` stands for (the default route's, else the
+    first route's; it answers ``/readyz``), and (route, problem) for each route that names
+    none, as nothing else could serve it."""
+    if not routes:
+        return "", [("", NO_UPSTREAM)]
+    missing = [
+        (r.name, f"route '{r.name}' names no upstream, and serve has none: give the route "
+                 "'upstream: URL' (or claude-code), or serve --upstream")
+        for r in routes
+        if r.upstream is None
+    ]  # fmt: skip
+    chosen = next((r for r in routes if r.default), routes[0])
+    return chosen.upstream or "", missing
 
 
 _PROXY_OPTIONS = (
@@ -378,6 +406,7 @@ def read_settings(path: str, options: Mapping[str, bool]) -> SettingsFile:
         if name == "routes":
             routes, found = parse_routes(setting, doc.source_map, key)
             problems += [SettingProblem(message, at) for message, at in found]
+            where.update(route_places(setting, doc.source_map, key))
             continue
         if name not in options:
             hint = did_you_mean(str(key), known) or f"known: {', '.join(known)}"
