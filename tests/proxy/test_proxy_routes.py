@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from canned import Canned
+from canned import TEXT_ANSWER, Canned
 from servers import running_app
 from tests.proxy import loopback
 
@@ -24,12 +24,14 @@ from bridge_rules.proxy.routespec import RouteSpec
 @pytest.fixture
 def pi() -> Iterator[Canned]:
     with Canned() as server:
+        server.reply.body = [TEXT_ANSWER]
         yield server
 
 
 @pytest.fixture
 def oc() -> Iterator[Canned]:
     with Canned() as server:
+        server.reply.body = [TEXT_ANSWER]
         yield server
 
 

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from canned import Canned
+from canned import TEXT_ANSWER, Canned
 from opencode_driver import serving
 from tests.proxy import loopback
 
@@ -28,6 +28,7 @@ def run_serve(config: Path) -> subprocess.CompletedProcess[str]:
 
 def test_routes_with_their_own_upstreams_need_no_top_level_one(tmp_path: Path) -> None:
     with Canned() as one, Canned() as two:
+        one.reply.body = two.reply.body = [TEXT_ANSWER]
         settings = tmp_path / "serve.yaml"
         settings.write_text(
             "workers: 2\nroutes:\n"
