@@ -92,6 +92,24 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
         "127.0.0.1"
     ),
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8787,
+    allow_origin: Annotated[
+        Optional[list[str]],  # noqa: UP045
+        typer.Option(
+            help="A web origin (https://app.example:443) whose requests are served; "
+            "repeatable, * for any. A request with any other Origin header gets 403, so a web "
+            "page cannot reach serve (docs/proxy.md#browsers). Default: none.",
+            metavar="ORIGIN",
+        ),
+    ] = None,
+    allow_host: Annotated[
+        Optional[list[str]],  # noqa: UP045
+        typer.Option(
+            help="A Host name served besides the listen address, localhost and loopback "
+            "addresses; repeatable, * for any. Any other Host gets 403 (DNS rebinding). With "
+            "--host 0.0.0.0, IP addresses are served too.",
+            metavar="NAME",
+        ),
+    ] = None,
     workers: Annotated[
         int, typer.Option(help="Worker processes (the proxy is stateless; see docs/proxy.md).")
     ] = 1,

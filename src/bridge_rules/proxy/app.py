@@ -30,6 +30,7 @@ from bridge_rules.proxy.body import (
     read_body,
     unreadable,
 )
+from bridge_rules.proxy.browsers import BrowserRules
 from bridge_rules.proxy.claude_code import claude_code_upstream
 from bridge_rules.proxy.config import CLAUDE_CODE, ProxyConfig
 from bridge_rules.proxy.errors import ProxyError, UpstreamAborted
@@ -79,6 +80,10 @@ class ProxyApp:
         self.router = (
             Router(config, config.routes, build_engine, size_cache) if config.routes else None
         )
+        self.browsers = BrowserRules.of(
+            config.listen_host, config.allow_origins, config.allow_hosts
+        )
+        """Web pages' requests refused (``proxy.browsers``); :class:`OpsApp` asks it too."""
         self.routes: dict[tuple[str, str], Route] = {
             ("GET", "/healthz"): healthz,
             ("HEAD", "/healthz"): healthz,
@@ -183,6 +188,9 @@ class ProxyApp:
     async def _handle(self, ex: Exchange, receive: Receive) -> None:
         scope, config = ex.scope, self.config
         check_headers(scope, config.max_headers, config.max_header_bytes)
+        refused = self.browsers.refusal(scope["headers"])
+        if refused is not None:
+            raise ProxyError(403, refused)
         method, path = scope["method"], scope["path"]
         if not path.startswith("/"):
             await _asterisk(ex, method)

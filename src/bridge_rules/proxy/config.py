@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 from urllib.parse import urlsplit, urlunsplit
 
+from bridge_rules.proxy.browsers import host_problem, origin_problem
 from bridge_rules.proxy.routespec import ROUTE_WHERE, RouteSpec, parse_routes, route_places
 from bridge_rules.sealing import ENV_KEY as SEAL_KEY_ENV
 from bridge_rules.sealing import MIN_KEY_BYTES as MIN_SEAL_KEY_BYTES
@@ -71,6 +72,9 @@ class ProxyConfig:
     claude_allow: tuple[str, ...] = ()  # with CLAUDE_CODE: tools the CLI may run itself
     claude_mcp_config: str | None = None  # with CLAUDE_CODE: the user's own MCP servers
     routes: tuple[RouteSpec, ...] = ()  # ``routes:`` of --config FILE (proxy/routes.py)
+    listen_host: str = "127.0.0.1"  # --host: a Host naming it is ours (proxy/browsers.py)
+    allow_origins: tuple[str, ...] = ()  # web origins whose requests are served; "*": any
+    allow_hosts: tuple[str, ...] = ()  # Host names served besides the listen address; "*"
 
     @property
     def base(self) -> str:
@@ -84,7 +88,8 @@ class ProxyConfig:
         raw = json.loads(os.environ[ENV_VAR])
         raw["rules"] = tuple(raw.get("rules") or ())
         raw["routes"] = tuple(RouteSpec.from_dict(r) for r in raw.get("routes") or ())
-        raw["claude_allow"] = tuple(raw.get("claude_allow") or ())
+        for name in ("claude_allow", "allow_origins", "allow_hosts"):
+            raw[name] = tuple(raw.get(name) or ())
         return cls(**raw)
 
 
@@ -259,6 +264,14 @@ class ServeSettings:
         grace = options.get("shutdown_grace", DEFAULT_SHUTDOWN_GRACE)
         if grace < 0:
             bad("shutdown_grace", "--shutdown-grace must be 0 (cut at once) or more")
+        for origin in options.get("allow_origin") or ():
+            refused = origin_problem(str(origin))
+            if refused is not None:
+                bad("allow_origin", refused)
+        for host in options.get("allow_host") or ():
+            refused = host_problem(str(host))
+            if refused is not None:
+                bad("allow_host", refused)
         if options["log_prompts"] and not options["debug_log"]:
             bad("log_prompts", "--log-prompts only applies with --debug-log FILE")
         if options["debug_log"]:
@@ -289,6 +302,9 @@ class ServeSettings:
             rules=tuple(options["rules"] or ()),
             claude_allow=tuple(options.get("claude_allow") or ()),
             routes=routes,
+            listen_host=str(options["host"]),
+            allow_origins=tuple(map(str, options.get("allow_origin") or ())),
+            allow_hosts=tuple(map(str, options.get("allow_host") or ())),
             **fields,
         )
         return cls(config, options["host"], options["port"], options["workers"], grace), problems
