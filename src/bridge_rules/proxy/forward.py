@@ -102,7 +102,8 @@ async def forward(upstream: Upstream, ex: Exchange) -> None:
         is_sse = _is_sse(response.headers.get("content-type"), record.stream is True)
         bodied = response.status not in NO_CONTENT and ex.scope["method"] != "HEAD"
         if guarded and bodied and response.status < 400:
-            refused = refusal(applied, response.headers.get("content-type"), is_sse)
+            content_type = response.headers.get("content-type")
+            refused = refusal(response.status, applied, content_type, is_sse)
             if refused is not None:
                 ex.reply.record.error = "upstream_unreadable"
                 raise ProxyError(502, refused)

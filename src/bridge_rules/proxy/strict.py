@@ -12,7 +12,7 @@ order mark and lone surrogate escapes; an SSE stream (the HTML standard's
 ``text/event-stream``) with an optional leading BOM, CR, LF or CRLF line ends, ``data:``
 with or without its space, comments, several data lines and no ``event:`` line.
 
-Refused: a content coding the proxy cannot undo; a label other than ``application/json``
+Refused: a redirect; a content coding the proxy cannot undo; a label other than ``application/json``
 and ``text/event-stream`` (none at all: what the request asked for); bytes that are not
 UTF-8 (UTF-16 included: JSON between systems is UTF-8, RFC 8259 8.1); ``NaN`` and other
 non-JSON; an event whose data is not a JSON object with a ``type``, or whose ``event:``
@@ -43,8 +43,12 @@ def media_type(content_type: str | None) -> str | None:
     return content_type.split(";", 1)[0].strip().lower()
 
 
-def refusal(applied: list[str], content_type: str | None, is_sse: bool) -> str | None:
-    """Why an answer's headers already say it cannot be read (a 502), or None."""
+def refusal(status: int, applied: list[str], content_type: str | None, is_sse: bool) -> str | None:
+    """Why an answer's head already says it cannot be read (a 502), or None. A redirect is
+    refused too: a client following it would read an answer bridge-rules never saw."""
+    if 300 <= status < 400:
+        return f"the upstream answered with a redirect ({status}), which a client would " \
+               f"follow past bridge-rules{_WHY}"  # fmt: skip
     if not decodable(applied):
         return f"the upstream encoded its answer with {', '.join(applied)}, which bridge-rules " \
                f"cannot decode{_WHY}"  # fmt: skip
