@@ -271,3 +271,18 @@ def test_a_closed_gate_fails_closed_too(served: tuple[Canned, str], model: str) 
     answer = loopback.post(base + "/v1/messages", json=payload, headers=POLICY)
     assert answer.status_code == 502, answer.content
     assert answer.json()["type"] == "error"
+
+
+def test_a_redirect_is_a_502_under_a_policy(served: tuple[Canned, str]) -> None:
+    """A client would follow it to an answer the proxy never read."""
+    up, base = served
+    up.reply.status, up.reply.headers = 307, [("location", "http://127.0.0.1:9/v1/messages")]
+    up.reply.body, up.reply.content_type = [json.dumps(message("Bash")).encode()], None
+    try:
+        payload = {**REQUEST, "tools": TOOLS}
+        guarded = loopback.post(base + "/v1/messages", json=payload, headers=POLICY)
+        assert guarded.status_code == 502
+        assert "redirect" in guarded.json()["error"]["message"]
+        assert loopback.post(base + "/v1/messages", json=payload).status_code == 307
+    finally:
+        up.reply.status, up.reply.headers, up.reply.content_type = 200, [], "application/json"
