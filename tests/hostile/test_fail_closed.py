@@ -149,7 +149,9 @@ def sse_body(draw: st.DrawFn, name: str, damage: bool) -> bytes:
 @st.composite
 def damaged(draw: st.DrawFn, body: bytes, name: str) -> bytes:
     quoted = json.dumps(name).encode()
-    kind = draw(st.sampled_from(["ff", "nan", "utf16", "renamed"]))
+    kind = draw(st.sampled_from(["ff", "nan", "utf16", "renamed", "twice"]))
+    if kind == "twice":  # the same key twice: every JSON reader here keeps the last
+        return body.replace(b'"name": ' + quoted, b'"name": "Read", "name": ' + quoted, 1)
     if kind == "ff":
         return body.replace(quoted, quoted[:-1] + b"\xff" + quoted[-1:], 1)
     if kind == "nan":
@@ -171,8 +173,11 @@ def json_body(draw: st.DrawFn, name: str, damage: bool) -> bytes:
     if draw(st.booleans()):
         body = b"\xef\xbb\xbf" + body
     if damage:
-        kind = draw(st.sampled_from(["ff", "nan", "utf16"]))
-        if kind == "ff":
+        kind = draw(st.sampled_from(["ff", "nan", "utf16", "twice"]))
+        quoted = json.dumps(name).encode()
+        if kind == "twice":
+            body = body.replace(b'"name": ' + quoted, b'"name": "Read", "name": ' + quoted, 1)
+        elif kind == "ff":
             body = body.replace(json.dumps(name).encode(), b'"' + name.encode() + b'\xff"', 1)
         elif kind == "nan":
             body = body.replace(b'"input_tokens": 1', b'"input_tokens": NaN', 1)
