@@ -98,6 +98,7 @@ def test_the_agents_spellings_of_loopback_pass(served: tuple[Canned, str], host:
     assert status_of(answer) == 200, answer[:300]
 
 
+@pytest.mark.filterwarnings("ignore:The model .* is deprecated:DeprecationWarning")
 def test_the_sdk_passes(served: tuple[Canned, str]) -> None:
     _, url = served
     for base in (url, url.replace("127.0.0.1", "localhost")):
