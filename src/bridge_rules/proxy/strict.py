@@ -21,14 +21,21 @@ name is not that type (the SDKs dispatch on the name and build from the data).
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from typing import Any
+
+import msgspec
 
 from bridge_rules import jsonio
 from bridge_rules.proxy.coding import decodable
 from bridge_rules.transform.framing import NOT_JSON, Event, Framed
 
 BOM = b"\xef\xbb\xbf"
+_LINES = msgspec.json.Decoder().decode_lines
+"""jsonio's reader (msgspec), one value a line: a run of events is parsed in one call."""
+_EVENT_LINES = re.compile(r"event: [^\n]*(?:\nevent: [^\n]*)*")
+_DATA_LINES = re.compile(r"data: [^\n]*(?:\ndata: [^\n]*)*")
 JSON_TYPES = frozenset({"application/json"})
 _WHY = "; with a tool policy on, bridge-rules passes on only answers it can read"
 
@@ -116,11 +123,38 @@ async def without_bom(chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
         yield head
 
 
+def _plainly_read(run: Framed) -> bool:
+    """Whether every event of ``run`` has the shape every Anthropic endpoint sends (``event:
+    NAME``, one ``data:`` line, LF ends) and data that is a JSON object of type ``NAME``,
+    checked with a few passes over the whole run in C (a fifth of the time event by event
+    takes). False says only that :func:`event_problem` must look, event by event."""
+    if run.cr:
+        return False
+    try:
+        lines = run.decode("utf-8").split("\n")
+    except UnicodeDecodeError:
+        return False
+    if lines.pop() != "" or len(lines) % 3 or any(lines[2::3]):  # event, data, blank
+        return False
+    events, data = "\n".join(lines[0::3]), "\n".join(lines[1::3])
+    if not (_EVENT_LINES.fullmatch(events) and _DATA_LINES.fullmatch(data)):
+        return False
+    try:
+        values = _LINES(data[6:].replace("\ndata: ", "\n"))
+        types = [v["type"] for v in values]
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError, TypeError, KeyError):
+        return False
+    return types == events[7:].replace("\nevent: ", "\n").split("\n")
+
+
 async def checked(runs: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
     """The framed runs of :func:`~bridge_rules.proxy.stream.relay`, each event checked
     (:func:`event_problem`) before any of the run goes on; :class:`Unreadable` for the
     first that fails. The stream's unfinished tail is checked as an event too."""
     async for run in runs:
+        if isinstance(run, Framed) and _plainly_read(run):
+            yield run
+            continue
         events = run.events() if isinstance(run, Framed) else [Event(run)]
         for event in events:
             problem = event_problem(event)
