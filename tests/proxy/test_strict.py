@@ -29,9 +29,8 @@ def event(draw: st.DrawFn) -> bytes:
             text = damage
     if draw(st.booleans()):
         text = text[:-1] + ', "type": "' + draw(st.sampled_from(TYPES)) + '"}'
-    return (
-        b"event: " + name.encode() + b"\ndata: " + text.encode("utf-8", "surrogatepass") + b"\n\n"
-    )
+    raw = text.encode("utf-8", "surrogatepass").replace("\xff".encode(), b"\xff")  # a raw byte
+    return b"event: " + name.encode() + b"\ndata: " + raw + b"\n\n"
 
 
 @settings(max_examples=400, deadline=None)
