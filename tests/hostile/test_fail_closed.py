@@ -134,6 +134,10 @@ def sse_spelled(draw: st.DrawFn, name: str) -> tuple[bytes, bool]:
         else:
             lines.append(b"event:" + space + event["type"].encode())
         text = json.dumps(event, indent=draw(st.sampled_from([None, 1])))
+        if draw(st.booleans()):  # letters written as \u escapes, as JSON allows
+            text = text.replace('"tool_use"', '"\\u0074ool\\u005fuse"').replace(
+                json.dumps(name), '"\\u' + f"{ord(name[0]):04x}" + name[1:] + '"'
+            )
         lines += [b"data:" + space + part.encode() for part in text.split("\n")]
         out.append(eol.join(lines) + eol + eol)
     return b"".join(out), named_call
