@@ -45,7 +45,7 @@ def _read_config(ctx: typer.Context, param: Any, value: str | None) -> None:
     """``--config FILE``: option values as the lowest-priority defaults (``ctx.default_map``)."""
     if not value:
         return
-    from bridge_rules.proxy.config import read_settings
+    from bridge_rules.proxy.settingsfile import read_settings
 
     # serve's own settings: not --config itself, nor the root options it also takes.
     own = [p for p in ctx.command.params if p.name and p.expose_value]
