@@ -1,10 +1,10 @@
 """Proxy settings, serialisable so ``--workers`` processes can rebuild the app, and the
 checks ``serve`` makes on them before it starts: :meth:`ServeSettings.check` for the
 values, whether they came from flags, the environment or ``--config FILE``
-(:func:`~bridge_rules.proxy.settingsfile.read_settings`), and :func:`bind_problem` for the port. Problems are data with
-their messages and where each value was written. Standard library only (the settings
-file's reader is imported when there is a file): a bad option is reported before the
-server stack is imported."""
+(:func:`~bridge_rules.proxy.settingsfile.read_settings`), and :func:`bind_problem` for
+the port. Problems are data with their messages and where each value was written.
+Standard library only (the settings file's reader is imported when there is a file): a
+bad option is reported before the server stack is imported."""
 
 from __future__ import annotations
 
