@@ -32,7 +32,8 @@ def test_routes_with_their_own_upstreams_need_no_top_level_one(tmp_path: Path) -
         settings = tmp_path / "serve.yaml"
         settings.write_text(
             "workers: 2\nroutes:\n"
-            f"  - {{name: ro, upstream: '{one.url}', policy: [read_only]}}\n"
+            f"  - {{name: ro, upstream: '{one.url}', policy: [read_only],\n"
+            "      model: 'claude-opus-*'}\n"
             f"  - {{name: rw, upstream: '{two.url}', default: true}}\n",
             encoding="utf-8",
         )
@@ -41,10 +42,14 @@ def test_routes_with_their_own_upstreams_need_no_top_level_one(tmp_path: Path) -
                 assert loopback.post(url + "/r/ro/v1/messages", json=REQUEST).status_code == 200
                 assert loopback.post(url + "/r/rw/v1/messages", json=REQUEST).status_code == 200
             assert loopback.post(url + "/v1/messages", json=REQUEST).status_code == 200
+            by_header = {"x-bridge-rules-route": "ro"}
+            assert loopback.post(url + "/v1/messages", json=REQUEST, headers=by_header).is_success
+            opus = {**REQUEST, "model": "claude-opus-4-1"}
+            assert loopback.post(url + "/v1/messages", json=opus).status_code == 200
             ready = loopback.get(url + "/readyz")
             assert ready.status_code == 200, ready.text
             assert set(ready.json()["routes"]) == {"ro", "rw"}
-    assert len(one.seen) == 4
+    assert len(one.seen) == 6  # four by path, one by header, one by model
     assert len(two.seen) == 5  # four by path, one as the default
     assert {t["name"] for t in json.loads(one.seen[0].body)["tools"]} == {"Read"}
     assert {t["name"] for t in json.loads(two.seen[0].body)["tools"]} == {"Read", "Write"}
