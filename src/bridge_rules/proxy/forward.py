@@ -105,7 +105,6 @@ async def forward(upstream: Upstream, ex: Exchange) -> None:
             content_type = response.headers.get("content-type")
             refused = refusal(response.status, applied, content_type, is_sse)
             if refused is not None:
-                ex.reply.record.error = "upstream_unreadable"
                 raise ProxyError(502, refused)
         if turn is not None and messages and response.status < 400 and not decodable(applied):
             log.warning(
@@ -278,7 +277,6 @@ async def _message(
         try:
             message = read_message(data) if guarded else jsonio.loads(data)
         except Unreadable as exc:
-            ex.reply.record.error = "upstream_unreadable"
             raise ProxyError(502, str(exc)) from None
         except jsonio.JSONDecodeError:
             pass
