@@ -32,7 +32,7 @@ from tests.proxy import loopback
 from tests.proxy.canned import Reply
 
 ROOT = Path(__file__).resolve().parents[2]
-PARTIAL = b"POST /v1/messages HTTP/1.1\r\nhost: x\r\nx-slow: "
+PARTIAL = b"POST /v1/messages HTTP/1.1\r\nhost: 127.0.0.1\r\nx-slow: "
 
 
 def test_headers_that_do_not_arrive_in_time_get_408_and_the_connection_closes() -> None:
@@ -79,7 +79,9 @@ def test_a_body_that_does_not_arrive_in_time_gets_408() -> None:
     with counted(), upstream() as up, proxies() as make:
         proxy = make(up.url, body_timeout=0.3)
         with socket.create_connection(address(proxy), timeout=5) as sock:
-            sock.sendall(b"POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-length: 100\r\n\r\n{")
+            sock.sendall(
+                b"POST /v1/messages HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: 100\r\n\r\n{"
+            )
             assert status_of(read_all(sock)) == 408
         assert up.seen == []
 
@@ -122,7 +124,7 @@ def test_when_every_connection_is_busy_a_new_one_gets_503_and_the_busy_ones_fini
         while len(up.seen) < 2:  # both requests are with the upstream now
             assert time.monotonic() < deadline, "the busy requests never reached the upstream"
             time.sleep(0.01)
-        answer = exchange(proxy, b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n", timeout=5)
+        answer = exchange(proxy, b"GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n", timeout=5)
         assert status_of(answer) == 503
         assert b"retry-after: 1" in answer
         for w in workers:

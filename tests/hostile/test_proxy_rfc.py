@@ -42,7 +42,7 @@ BODY = json.dumps(REQUEST).encode()
 
 def post(path: str = "/v1/messages", headers: bytes = b"", body: bytes = BODY) -> bytes:
     return (
-        b"POST %s HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+        b"POST %s HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
         b"content-length: %d\r\nconnection: close\r\n%s\r\n%s"
         % (path.encode(), len(body), headers, body)
     )
@@ -156,7 +156,7 @@ def test_a_large_body_goes_upstream_whole_with_its_length() -> None:
 def test_options_asterisk_is_answered_by_the_proxy() -> None:
     with counted(), upstream() as up, proxies() as make:
         answer = exchange(
-            make(up.url), b"OPTIONS * HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n"
+            make(up.url), b"OPTIONS * HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n"
         )
         assert status_of(answer) == 200
         assert b"\r\nallow: GET, HEAD, POST, OPTIONS\r\n" in answer
@@ -166,7 +166,7 @@ def test_options_asterisk_is_answered_by_the_proxy() -> None:
 @pytest.mark.parametrize("method", [b"GET", b"POST", b"DELETE"])
 def test_an_asterisk_target_with_another_method_is_a_400(method: bytes) -> None:
     with counted(), upstream() as up, proxies() as make:
-        request = method + b" * HTTP/1.1\r\nhost: x\r\ncontent-length: 0\r\n\r\n"
+        request = method + b" * HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: 0\r\n\r\n"
         answer = exchange(make(up.url), request)
         assert status_of(answer) == 400
         assert b"only for OPTIONS" in answer
@@ -177,7 +177,7 @@ def test_an_absolute_form_target_is_forwarded_by_its_path() -> None:
     with counted(), upstream() as up, proxies() as make:
         up.reply = Reply(body=[b"{}"])
         target = b"http://elsewhere.example/v1/models?x=1"
-        request = b"GET %s HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n" % target
+        request = b"GET %s HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n" % target
         assert status_of(exchange(make(up.url), request)) == 200
         assert up.seen[0].path == "/v1/models?x=1"
 

@@ -13,6 +13,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 Body = list[bytes] | Callable[[], Iterable[bytes]]
+TEXT_ANSWER = (
+    b'{"id":"m","type":"message","role":"assistant","model":"m",'
+    b'"content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn"}'
+)
+"""A plain answer, for tests whose route has a policy: it passes on only what it can read."""
 
 
 @dataclass

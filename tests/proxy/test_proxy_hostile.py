@@ -245,7 +245,11 @@ def test_many_headers_get_431_quickly_and_healthz_keeps_answering(
 ) -> None:
     proxy = make_proxy(upstream.url)
     lines = b"".join(b"x-h%d: v\r\n" % i for i in range(16_000))
-    request = b"POST /v1/messages HTTP/1.1\r\nhost: x\r\n" + lines + b"content-length: 2\r\n\r\n{}"
+    request = (
+        b"POST /v1/messages HTTP/1.1\r\nhost: 127.0.0.1\r\n"
+        + lines
+        + b"content-length: 2\r\n\r\n{}"
+    )
     health: list[float] = []
 
     def probe() -> None:
@@ -280,7 +284,7 @@ def test_a_stalled_body_gets_408_while_other_clients_are_served(
 ) -> None:
     proxy = make_proxy(upstream.url, body_timeout=2.0)
     got: list[bytes] = []
-    head = b'POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-length: 1000\r\n\r\n{"model"'
+    head = b'POST /v1/messages HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: 1000\r\n\r\n{"model"'
     thread = threading.Thread(target=lambda: got.append(raw_exchange(proxy, head, stall=True)))
     thread.start()
     time.sleep(0.1)

@@ -9,27 +9,29 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from canned import Canned
+from canned import TEXT_ANSWER, Canned
 from servers import running_app
 from tests.proxy import loopback
 
 from bridge_rules.proxy import ProxyConfig, create_app
-from bridge_rules.proxy.config import read_settings
 from bridge_rules.proxy.obs import ACCESS_LOGGER
 from bridge_rules.proxy.ops import with_ops
 from bridge_rules.proxy.routes import make_upstream
 from bridge_rules.proxy.routespec import RouteSpec
+from bridge_rules.proxy.settingsfile import read_settings
 
 
 @pytest.fixture
 def pi() -> Iterator[Canned]:
     with Canned() as server:
+        server.reply.body = [TEXT_ANSWER]
         yield server
 
 
 @pytest.fixture
 def oc() -> Iterator[Canned]:
     with Canned() as server:
+        server.reply.body = [TEXT_ANSWER]
         yield server
 
 

@@ -19,8 +19,8 @@ from bridge_rules.proxy.config import (
     ProxyConfig,
     ServeSettings,
     SettingProblem,
-    read_settings,
 )
+from bridge_rules.proxy.settingsfile import read_settings
 
 GOOD: dict[str, Any] = {
     "upstream": "https://api.example.com",

@@ -45,7 +45,7 @@ def _read_config(ctx: typer.Context, param: Any, value: str | None) -> None:
     """``--config FILE``: option values as the lowest-priority defaults (``ctx.default_map``)."""
     if not value:
         return
-    from bridge_rules.proxy.config import read_settings
+    from bridge_rules.proxy.settingsfile import read_settings
 
     # serve's own settings: not --config itself, nor the root options it also takes.
     own = [p for p in ctx.command.params if p.name and p.expose_value]
@@ -54,7 +54,7 @@ def _read_config(ctx: typer.Context, param: Any, value: str | None) -> None:
     if found.problems:
         raise CommandError(*(problem.line() for problem in found.problems))
     ctx.default_map = {**(ctx.default_map or {}), **found.values}
-    ctx.meta[_FILE_WHERE] = found.where
+    ctx.meta[_FILE_WHERE] = found.where  # with each route's place, under route:<name>
     ctx.meta[_FILE_ROUTES] = found.routes
 
 
@@ -78,18 +78,38 @@ def _where(ctx: click.Context) -> dict[str, str]:
 def serve(  # noqa: PLR0917 - one parameter per CLI option
     ctx: typer.Context,
     upstream: Annotated[
-        str,
+        Optional[str],  # noqa: UP045 - typer needs Optional on 3.10
         typer.Option(
             help="The anthropic-messages endpoint to forward to, e.g. "
             "https://api.anthropic.com (without /v1), or claude-code to answer with the "
-            "Claude Code CLI (docs/claude-code-upstream.md)."
+            "Claude Code CLI (docs/claude-code-upstream.md). Required unless every route "
+            "of --config names its own.",
+            show_default=False,
         ),
-    ],
+    ] = None,
     rules: RulesOption = None,
     host: Annotated[str, typer.Option(help="Interface to bind; loopback unless you say so.")] = (
         "127.0.0.1"
     ),
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8787,
+    allow_origin: Annotated[
+        Optional[list[str]],  # noqa: UP045
+        typer.Option(
+            help="A web origin (https://app.example:443) whose requests are served; "
+            "repeatable, * for any. A request with any other Origin header gets 403, so a web "
+            "page cannot reach serve (docs/proxy.md#browsers). Default: none.",
+            metavar="ORIGIN",
+        ),
+    ] = None,
+    allow_host: Annotated[
+        Optional[list[str]],  # noqa: UP045
+        typer.Option(
+            help="A Host name served besides the listen address, localhost and loopback "
+            "addresses; repeatable, * for any. Any other Host gets 403 (DNS rebinding). With "
+            "--host 0.0.0.0, IP addresses are served too.",
+            metavar="NAME",
+        ),
+    ] = None,
     workers: Annotated[
         int, typer.Option(help="Worker processes (the proxy is stateless; see docs/proxy.md).")
     ] = 1,
@@ -219,10 +239,13 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
     bound.
     """
     from bridge_rules.proxy.config import ServeSettings, SettingProblem, bind_problem
+    from bridge_rules.proxy.routespec import ROUTE_WHERE
     from bridge_rules.sealing import ENV_KEY as SEAL_KEY_ENV
 
     options = {**ctx.params, "routes": ctx.meta.get(_FILE_ROUTES, ())}
-    settings, problems = ServeSettings.check(options, _where(ctx))
+    in_file: dict[str, str] = ctx.meta.get(_FILE_WHERE, {})
+    places = {k: v for k, v in in_file.items() if k.startswith(ROUTE_WHERE)}
+    settings, problems = ServeSettings.check(options, {**_where(ctx), **places})
     if settings is None:
         raise CommandError(*(problem.line() for problem in problems))
     for problem in problems:
@@ -255,7 +278,7 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
     except (ValueError, ImportError) as exc:  # a route's switch, its claude-code upstream
         fail(str(exc))
     config = settings.config
-    app = with_ops(proxy, config.upstream)
+    app = with_ops(proxy, config.upstream)  # without --upstream: the default route's
     started = run(
         config,
         app,

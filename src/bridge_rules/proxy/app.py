@@ -22,6 +22,7 @@ from bridge_rules import jsonio
 from bridge_rules.engine import Engine
 from bridge_rules.gcpause import paused_for, tune_for_serving
 from bridge_rules.policy import PolicyError
+from bridge_rules.proxy import paths
 from bridge_rules.proxy.body import (
     ClientGone,
     check_headers,
@@ -29,6 +30,7 @@ from bridge_rules.proxy.body import (
     read_body,
     unreadable,
 )
+from bridge_rules.proxy.browsers import BrowserRules
 from bridge_rules.proxy.claude_code import claude_code_upstream
 from bridge_rules.proxy.config import CLAUDE_CODE, ProxyConfig
 from bridge_rules.proxy.errors import ProxyError, UpstreamAborted
@@ -44,14 +46,14 @@ from bridge_rules.proxy.obs import (
 )
 from bridge_rules.proxy.ops import OpsApp, with_ops
 from bridge_rules.proxy.reply import JSON, Message, Receive, Reply, Send
-from bridge_rules.proxy.routes import POLICY_HEADER, Router, requested_switches
+from bridge_rules.proxy.routes import POLICY_HEADER, Router, policy_on, requested_switches
 from bridge_rules.proxy.upstream import Upstream
 from bridge_rules.runtime import Runtime
 from bridge_rules.sealing import Sealer
 
 log = logging.getLogger("bridge_rules.proxy")
 
-REWRITTEN_PATHS = frozenset({"/v1/messages", "/v1/messages/count_tokens"})
+REWRITTEN_PATHS = paths.REWRITTEN
 HEALTH = jsonio.dumps({"status": "ok"})
 SERVER_OPTIONS = [(b"allow", b"GET, HEAD, POST, OPTIONS"), (b"content-length", b"0")]
 
@@ -78,6 +80,10 @@ class ProxyApp:
         self.router = (
             Router(config, config.routes, build_engine, size_cache) if config.routes else None
         )
+        self.browsers = BrowserRules.of(
+            config.listen_host, config.allow_origins, config.allow_hosts
+        )
+        """Web pages' requests refused (``proxy.browsers``); :class:`OpsApp` asks it too."""
         self.routes: dict[tuple[str, str], Route] = {
             ("GET", "/healthz"): healthz,
             ("HEAD", "/healthz"): healthz,
@@ -182,6 +188,9 @@ class ProxyApp:
     async def _handle(self, ex: Exchange, receive: Receive) -> None:
         scope, config = ex.scope, self.config
         check_headers(scope, config.max_headers, config.max_header_bytes)
+        refused = self.browsers.refusal(scope["headers"])
+        if refused is not None:
+            raise ProxyError(403, refused)
         method, path = scope["method"], scope["path"]
         if not path.startswith("/"):
             await _asterisk(ex, method)
@@ -199,11 +208,33 @@ class ProxyApp:
         engine, upstream, cli = self.engine, self.upstream, self.cli
         if self.router is not None:  # serve --config with routes: (docs/proxy.md#routes)
             engine, upstream, cli = self.router.pick(ex)
+        self._match_path(ex, engine)
         rewritten = method == "POST" and ex.scope["path"] in REWRITTEN_PATHS
         if rewritten:
             self._outbound(ex, engine)
         work = cli.answer(ex) if cli is not None and rewritten else forward(upstream, ex)
         await self._until_disconnect(work, receive, ex.reply.record)
+
+    def _match_path(self, ex: Exchange, engine: Engine) -> None:
+        """A path whose canonical form is a rewritten one becomes it; a near miss of one is
+        a 404 under a route or a tool policy (``proxy.paths``)."""
+        scope = ex.scope
+        path = scope["path"]
+        fixed = paths.canonical(path)
+        if fixed in REWRITTEN_PATHS:
+            spelled = fixed.encode()
+            if path != fixed or scope.get("raw_path", spelled) != spelled:
+                ex.scope = {**scope, "path": fixed, "raw_path": spelled}
+        elif paths.near_miss(path, scope.get("raw_path", b"").decode("latin-1")) and (
+            self.router is not None or policy_on(engine, scope["headers"])
+        ):
+            shown = scope.get("raw_path", path.encode()).decode("latin-1")[:200]
+            raise ProxyError(
+                404,
+                f"{shown!r} is not a path this proxy forwards under a route or a tool policy: "
+                f"it is near {paths.MESSAGES} but not it, and an upstream may read it as that "
+                "with the tools unfiltered; send the request to /v1/messages",
+            )
 
     def _outbound(self, ex: Exchange, engine: Engine) -> None:
         body = ex.body

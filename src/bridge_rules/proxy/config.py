@@ -1,10 +1,10 @@
 """Proxy settings, serialisable so ``--workers`` processes can rebuild the app, and the
 checks ``serve`` makes on them before it starts: :meth:`ServeSettings.check` for the
 values, whether they came from flags, the environment or ``--config FILE``
-(:func:`read_settings`), and :func:`bind_problem` for the port. Problems are data with
-their messages and where each value was written. Standard library only (the settings
-file's reader is imported when there is a file): a bad option is reported before the
-server stack is imported."""
+(:func:`~bridge_rules.proxy.settingsfile.read_settings`), and :func:`bind_problem` for
+the port. Problems are data with their messages and where each value was written.
+Standard library only (the settings file's reader is imported when there is a file): a
+bad option is reported before the server stack is imported."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 from urllib.parse import urlsplit, urlunsplit
 
-from bridge_rules.proxy.routespec import RouteSpec, parse_routes
+from bridge_rules.proxy.browsers import host_problem, origin_problem
+from bridge_rules.proxy.routespec import ROUTE_WHERE, RouteSpec
 from bridge_rules.sealing import ENV_KEY as SEAL_KEY_ENV
 from bridge_rules.sealing import MIN_KEY_BYTES as MIN_SEAL_KEY_BYTES
 
@@ -71,6 +72,9 @@ class ProxyConfig:
     claude_allow: tuple[str, ...] = ()  # with CLAUDE_CODE: tools the CLI may run itself
     claude_mcp_config: str | None = None  # with CLAUDE_CODE: the user's own MCP servers
     routes: tuple[RouteSpec, ...] = ()  # ``routes:`` of --config FILE (proxy/routes.py)
+    listen_host: str = "127.0.0.1"  # --host: a Host naming it is ours (proxy/browsers.py)
+    allow_origins: tuple[str, ...] = ()  # web origins whose requests are served; "*": any
+    allow_hosts: tuple[str, ...] = ()  # Host names served besides the listen address; "*"
 
     @property
     def base(self) -> str:
@@ -84,7 +88,8 @@ class ProxyConfig:
         raw = json.loads(os.environ[ENV_VAR])
         raw["rules"] = tuple(raw.get("rules") or ())
         raw["routes"] = tuple(RouteSpec.from_dict(r) for r in raw.get("routes") or ())
-        raw["claude_allow"] = tuple(raw.get("claude_allow") or ())
+        for name in ("claude_allow", "allow_origins", "allow_hosts"):
+            raw[name] = tuple(raw.get(name) or ())
         return cls(**raw)
 
 
@@ -217,7 +222,13 @@ class ServeSettings:
         def bad(name: str, message: str) -> None:
             problems.append(SettingProblem(message, where.get(name)))
 
-        upstream = str(options["upstream"])
+        routes: tuple[RouteSpec, ...] = tuple(options.get("routes") or ())
+        upstream = options.get("upstream") or ""
+        if not upstream:
+            upstream, unserved = _routes_upstream(routes)
+            problems += [SettingProblem(m, where.get(ROUTE_WHERE + n)) for n, m in unserved]
+            if any(not p.warning for p in problems):
+                return None, problems
         parts = urlsplit(upstream)
         if upstream == CLAUDE_CODE:
             for name, message in _claude_code_problems(options):
@@ -253,6 +264,14 @@ class ServeSettings:
         grace = options.get("shutdown_grace", DEFAULT_SHUTDOWN_GRACE)
         if grace < 0:
             bad("shutdown_grace", "--shutdown-grace must be 0 (cut at once) or more")
+        for origin in options.get("allow_origin") or ():
+            refused = origin_problem(str(origin))
+            if refused is not None:
+                bad("allow_origin", refused)
+        for host in options.get("allow_host") or ():
+            refused = host_problem(str(host))
+            if refused is not None:
+                bad("allow_host", refused)
         if options["log_prompts"] and not options["debug_log"]:
             bad("log_prompts", "--log-prompts only applies with --debug-log FILE")
         if options["debug_log"]:
@@ -282,10 +301,35 @@ class ServeSettings:
             upstream=upstream,
             rules=tuple(options["rules"] or ()),
             claude_allow=tuple(options.get("claude_allow") or ()),
-            routes=tuple(options.get("routes") or ()),
+            routes=routes,
+            listen_host=str(options["host"]),
+            allow_origins=tuple(map(str, options.get("allow_origin") or ())),
+            allow_hosts=tuple(map(str, options.get("allow_host") or ())),
             **fields,
         )
         return cls(config, options["host"], options["port"], options["workers"], grace), problems
+
+
+NO_UPSTREAM = (
+    "Missing option '--upstream' (or BRIDGE_RULES_UPSTREAM, or 'upstream:' in --config): "
+    "where to forward to, an http(s) URL or claude-code"
+)
+
+
+def _routes_upstream(routes: tuple[RouteSpec, ...]) -> tuple[str, list[tuple[str, str]]]:
+    """With no ``--upstream``: the one ``serve`` stands for (the default route's, else the
+    first route's; it answers ``/readyz``), and (route, problem) for each route that names
+    none, as nothing else could serve it."""
+    if not routes:
+        return "", [("", NO_UPSTREAM)]
+    missing = [
+        (r.name, f"route '{r.name}' names no upstream, and serve has none: give the route "
+                 "'upstream: URL' (or claude-code), or serve --upstream")
+        for r in routes
+        if r.upstream is None
+    ]  # fmt: skip
+    chosen = next((r for r in routes if r.default), routes[0])
+    return chosen.upstream or "", missing
 
 
 _PROXY_OPTIONS = (
@@ -326,85 +370,6 @@ def _claude_code_problems(options: Mapping[str, Any]) -> list[tuple[str, str]]:
         except ValueError as exc:
             problems.append(("claude_mcp_config", f"--claude-mcp-config: {exc}"))
     return problems
-
-
-@dataclass(frozen=True)
-class SettingsFile:
-    """``--config FILE``, read: option values by parameter name, where each was written,
-    and what is wrong with the file."""
-
-    values: dict[str, Any] = field(default_factory=dict)
-    where: dict[str, str] = field(default_factory=dict)
-    problems: tuple[Problem, ...] = ()
-    routes: tuple[RouteSpec, ...] = ()
-    """``routes:``, which only a file can set (docs/proxy.md#routes)."""
-
-
-# Two of the YAML reader's whole-file problems are worded for rule files: a settings file
-# says its own (None: an empty file, or only comments, sets nothing).
-_WHOLE_FILE = {
-    "BR005": None,
-    "BR006": "must be a mapping of option names to values (upstream: URL)",
-}
-
-
-def read_settings(path: str, options: Mapping[str, bool]) -> SettingsFile:
-    """The option values ``path`` sets, read with the rule files' safe, size-limited YAML
-    reader. ``options`` maps each option's parameter name to whether it repeats; a key may
-    be written ``max-body-bytes`` or ``max_body_bytes``."""
-    from pathlib import Path
-
-    from bridge_rules.diagnostics import Severity, did_you_mean
-    from bridge_rules.loader import read_file
-
-    whole = f"--config {path}"
-    if not os.path.exists(path):
-        return SettingsFile(problems=(SettingProblem("no such file", whole),))
-    doc, diags = read_file(Path(path))
-    if doc is None:
-        errors = [d for d in diags if d.severity is Severity.ERROR]
-        own = [_WHOLE_FILE[d.code] for d in errors if d.code in _WHOLE_FILE]
-        if own:
-            message = own[0]
-            return SettingsFile(problems=(SettingProblem(message, whole),) if message else ())
-        return SettingsFile(problems=tuple(errors))
-    known = sorted(name.replace("_", "-") for name in options)
-    values: dict[str, Any] = {}
-    where: dict[str, str] = {}
-    problems: list[Problem] = []
-    routes: tuple[RouteSpec, ...] = ()
-    for key, setting in doc.data.items():
-        name = str(key).replace("-", "_")
-        if name == "routes":
-            routes, found = parse_routes(setting, doc.source_map, key)
-            problems += [SettingProblem(message, at) for message, at in found]
-            continue
-        if name not in options:
-            hint = did_you_mean(str(key), known) or f"known: {', '.join(known)}"
-            at = f"--config {doc.source_map.key_span((key,))}"
-            problems.append(SettingProblem(f"unknown option '{key}'; {hint}", at))
-            continue
-        at = f"--config {doc.source_map.value_span((key,))}"
-        value = _value(setting, options[name])
-        if value is None:
-            shape = "a list of values" if options[name] else "one value"
-            kind = type(setting).__name__
-            problems.append(SettingProblem(f"'{key}' takes {shape}, got {kind}", at))
-            continue
-        values[name], where[name] = value, at
-    return SettingsFile(values, where, tuple(problems), routes)
-
-
-def _value(setting: Any, multiple: bool) -> Any:
-    """A value from the file as the option takes it: a scalar, or for a repeatable option
-    (``rules``) a scalar or a list of them; ``None`` for any other shape, so it is refused
-    here and never becomes a TypeError later."""
-    scalar = (str, int, float, bool)
-    if isinstance(setting, scalar):
-        return [setting] if multiple else setting
-    if multiple and isinstance(setting, list) and all(isinstance(v, scalar) for v in setting):
-        return setting
-    return None
 
 
 def read_mcp_config(path: str) -> dict[str, Any]:

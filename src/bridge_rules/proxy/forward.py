@@ -10,6 +10,8 @@ content coding undone by ``proxy.coding`` (else it goes back untouched, its
 ``Content-Encoding`` kept), and a JSON answer no larger than ``max_response_bytes``
 (else 502). ``text/event-stream`` is matched as a media type (any case, any parameters);
 an answer with no ``Content-Type`` is taken for a stream when the request asked for one.
+With a tool policy on, an answer the proxy cannot read is never passed on
+(``proxy.strict``), whether or not the rules' gate rewrote the request.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from bridge_rules.proxy.headers import filter_headers, redact, redact_query, req
 from bridge_rules.proxy.obs import DebugLog
 from bridge_rules.proxy.reply import Message, Reply
 from bridge_rules.proxy.stream import EventTooLarge, StreamWatch, relay, too_large
+from bridge_rules.proxy.strict import Unreadable, checked, read_message, refusal, without_bom
 from bridge_rules.proxy.upstream import READ_ERRORS, Upstream, read_fault
 from bridge_rules.transform.report import HEADER as UNMAPPED_HEADER
 from bridge_rules.transform.turn import Turn
@@ -55,10 +58,14 @@ class Exchange:
     turn: Turn | None = None
     """Set when the rules rewrote the request: its answer is rewritten by the same turn."""
     debug: dict[str, Any] = field(default_factory=dict)
+    guarded: bool = False
+    """A tool policy applies to the request (the rules', the route's or its header's):
+    its answer is passed on only if read (``proxy.strict``)."""
 
     def rewritten(self, turn: Turn) -> None:
         """Take the outbound rewrite (called inside the rewrite's collector pause, if any):
         with the gate open, or with it shut when a policy judges the answer."""
+        self.guarded = turn.runtime.policy.active
         if turn.guards:
             self.turn = turn
             self.body = turn.body
@@ -75,9 +82,9 @@ class Exchange:
 
 async def forward(upstream: Upstream, ex: Exchange) -> None:
     turn = ex.turn
-    rewriting = turn is not None
-    headers = request_headers(ex.scope["headers"], identity=rewriting)
     messages = ex.scope["path"] == "/v1/messages"
+    guarded = ex.guarded and messages
+    headers = request_headers(ex.scope["headers"], identity=turn is not None or guarded)
     record = ex.reply.record
     sent = time.perf_counter()
     response = await upstream.send(ex.scope, headers, ex.body)
@@ -94,6 +101,12 @@ async def forward(upstream: Upstream, ex: Exchange) -> None:
             )
         applied = codings(response.headers.get("content-encoding"))
         is_sse = _is_sse(response.headers.get("content-type"), record.stream is True)
+        bodied = response.status not in NO_CONTENT and ex.scope["method"] != "HEAD"
+        if guarded and bodied and response.status < 400:
+            content_type = response.headers.get("content-type")
+            refused = refusal(response.status, applied, content_type, is_sse)
+            if refused is not None:
+                raise ProxyError(502, refused)
         if turn is not None and messages and response.status < 400 and not decodable(applied):
             log.warning(
                 "not rewriting the answer on %s: the upstream encoded it with %s, which "
@@ -102,14 +115,14 @@ async def forward(upstream: Upstream, ex: Exchange) -> None:
                 ", ".join(applied),
             )
             turn = None
-        if response.status in NO_CONTENT or ex.scope["method"] == "HEAD":
-            is_sse, turn = False, None  # no body to rewrite, nor to add an error event to
-        if turn is None or response.status >= 400 or not messages:
+        if not bodied:
+            is_sse, turn, guarded = False, None, False  # no body to rewrite or add to
+        if (turn is None and not guarded) or response.status >= 400 or not messages:
             await _untouched(upstream, ex, response, is_sse and messages, bool(applied))
         elif is_sse:
-            await _stream(upstream, turn, ex, response, applied)
+            await _stream(upstream, turn, ex, response, applied, guarded=guarded)
         else:
-            await _message(upstream, turn, ex, response, applied)
+            await _message(upstream, turn, ex, response, applied, guarded=guarded)
     finally:
         response.close()
 
@@ -144,6 +157,9 @@ async def _send_stream(
         fault, ex.reply.record.error = too_large(exc), "sse_event_too_large"
     except Undecodable as exc:
         fault, ex.reply.record.error = str(exc), "upstream_undecodable"
+    except Unreadable as exc:  # nothing of the unread event went out: always say why
+        ex.reply.record.error = "upstream_unreadable"
+        await ex.reply.chunk(sse_error_event(str(exc)))
     else:
         if watch is not None and not watch.finished:
             fault = "the upstream ended the stream before message_stop"
@@ -172,22 +188,31 @@ async def _untouched(
 
 async def _stream(
     upstream: Upstream,
-    turn: Turn,
+    turn: Turn | None,
     ex: Exchange,
     response: aiohttp.ClientResponse,
     applied: list[str],
+    *,
+    guarded: bool,
 ) -> None:
+    """The stream rewritten by ``turn``; ``guarded``: each event read first, and a
+    stream it cannot read ended with an error event (``proxy.strict``)."""
     await ex.reply.start(response.status, filter_headers(response.raw_headers, REWRITE_DROP))
     cap = upstream.config.max_sse_event_bytes
     body: AsyncIterator[bytes] = response.content.iter_any()
     if applied:
         body = decoded(body, Decoder(applied), cap)
     watch = StreamWatch()
-    chunks = turn.stream_async(relay(body, cap, watch))
+    chunks = relay(without_bom(body) if guarded else body, cap, watch)
+    if guarded:
+        chunks = checked(chunks)
+    if turn is not None:
+        chunks = turn.stream_async(chunks)
     try:
         await _send_stream(ex, chunks, upstream.config.timeout, watch)
     finally:
-        ex.reply.record.noted(turn.report)
+        if turn is not None:
+            ex.reply.record.noted(turn.report)
 
 
 def _same(rewritten: Any, message: dict[str, Any]) -> bool:
@@ -237,20 +262,27 @@ async def _read_capped(
 
 async def _message(
     upstream: Upstream,
-    turn: Turn,
+    turn: Turn | None,
     ex: Exchange,
     response: aiohttp.ClientResponse,
     applied: list[str],
+    *,
+    guarded: bool,
 ) -> None:
+    """The JSON answer rewritten by ``turn``; ``guarded``: a 502 when it cannot be read
+    (``proxy.strict``)."""
     config = upstream.config
     data = await _read_capped(response, applied, config.max_response_bytes, config.timeout)
     with paused_for(len(data)):
+        message: Any = None
         try:
-            message = jsonio.loads(data)
+            message = read_message(data) if guarded else jsonio.loads(data)
+        except Unreadable as exc:
+            raise ProxyError(502, str(exc)) from None
         except jsonio.JSONDecodeError:
-            message = None
+            pass
         unmapped = ""
-        if isinstance(message, dict):
+        if isinstance(message, dict) and turn is not None:
             rewritten = turn.message(message)
             ex.reply.record.noted(turn.report)
             unmapped = turn.report.header_value() or ""

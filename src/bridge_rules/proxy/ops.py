@@ -35,6 +35,7 @@ from prometheus_client.exposition import generate_latest
 from prometheus_client.multiprocess import MultiProcessCollector
 
 from bridge_rules.proxy.config import MULTIPROC_ENV
+from bridge_rules.proxy.errors import error_body
 from bridge_rules.proxy.obs import CURRENT_REQUEST, AccessRecord, RequestContext
 
 Message = dict[str, Any]
@@ -204,6 +205,12 @@ class OpsApp:
             await self.app(scope, receive, send)
             return
         method, path = scope["method"], scope["path"]
+        if method in ("GET", "HEAD") and path in ("/readyz", "/metrics"):
+            browsers = getattr(self.app, "browsers", None)  # the proxy's own rules
+            refused = None if browsers is None else browsers.refusal(scope["headers"])
+            if refused is not None:
+                await _reply(send, 403, _JSON, error_body(403, refused), head=method == "HEAD")
+                return
         if method in ("GET", "HEAD") and path == "/readyz":
             await self._readyz(send, head=method == "HEAD")
             return

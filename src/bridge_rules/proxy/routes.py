@@ -35,7 +35,8 @@ from bridge_rules import jsonio
 from bridge_rules.compiler import retargeted
 from bridge_rules.diagnostics import RulesError
 from bridge_rules.engine import Engine
-from bridge_rules.policy import parse_switches
+from bridge_rules.policy import PolicyError, parse_switches
+from bridge_rules.proxy import paths
 from bridge_rules.proxy.claude_code import claude_code_upstream
 from bridge_rules.proxy.config import ProxyConfig, normalise_upstream
 from bridge_rules.proxy.errors import ProxyError
@@ -51,6 +52,20 @@ ROUTE_HEADER = "x-bridge-rules-route"
 PREFIX = "/r/"
 _POLICY_KEY = POLICY_HEADER.encode()
 _ROUTE_KEY = ROUTE_HEADER.encode()
+
+
+def policy_on(engine: Engine, headers: Iterable[tuple[bytes, bytes]]) -> bool:
+    """Whether a tool policy applies to a request: the rules' (a route's included) or the
+    one its ``x-bridge-rules-policy`` header turns on (an unknown switch counts: the
+    request is refused either way)."""
+    policy = engine.runtime.policy
+    switches = requested_switches(headers)
+    if switches:
+        try:
+            policy = policy.narrowed(switches)
+        except PolicyError:
+            return True
+    return policy.active
 
 
 def requested_switches(headers: Iterable[tuple[bytes, bytes]]) -> tuple[str, ...]:
@@ -132,11 +147,15 @@ def _model(body: bytes) -> Any:
         return None
 
 
-def _raw_rest(scope: Mapping[str, Any], route: Route) -> bytes:
-    """The raw path without its route prefix (the path upstream is sent as written)."""
+def _raw_rest(scope: Mapping[str, Any], route: Route, rest: str) -> bytes:
+    """The raw path without its route prefix (the path upstream is sent as written), or
+    ``rest`` encoded again when the prefix was not written plainly (``/r/a%2Fv1/...``,
+    ``/r/x/../a/...``): what goes upstream always starts with ``/``."""
     raw: bytes = scope.get("raw_path") or scope["path"].encode()
-    prefix = f"{PREFIX}{route.spec.name}".encode()
-    return raw[len(prefix) :] if raw.startswith(prefix) else raw
+    prefix = f"{PREFIX}{route.spec.name}/".encode()
+    if raw.startswith(prefix):
+        return raw[len(prefix) - 1 :]
+    return paths.raw(rest)
 
 
 class NoRoute(LookupError):
@@ -200,12 +219,13 @@ class Router:
         the path, its name on the access record; a 404 listing the routes when none."""
         scope = ex.scope
         try:
-            found = self.by_path(scope["path"])
+            found = self.by_path(paths.canonical(scope["path"]))
             if found is None:
                 route = self.choose(scope["headers"], lambda: _model(ex.body))
             else:
                 route, rest = found
-                ex.scope = {**scope, "path": rest, "raw_path": _raw_rest(scope, route)}
+                rest = rest or "/"
+                ex.scope = {**scope, "path": rest, "raw_path": _raw_rest(scope, route, rest)}
         except NoRoute as exc:
             raise ProxyError(404, f"{exc}; the routes are {self.listing()}") from None
         ex.reply.record.route = route.spec.name

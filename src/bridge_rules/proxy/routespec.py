@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 
 CLAUDE_CODE = "claude-code"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+ROUTE_WHERE = "route:"
+"""``where`` key prefix for a route's place in ``--config FILE`` (``route:<name>``)."""
 _KEYS = ("name", "rules", "upstream", "target", "policy", "model", "default")
 
 
@@ -132,3 +134,15 @@ def parse_routes(
             problems.append(("only one route can be the default", at))
         routes.append(route)
     return tuple(routes), problems
+
+
+def route_places(value: Any, smap: SourceMap, key: str) -> dict[str, str]:
+    """``route:<name>`` -> where that route is written (``--config serve.yaml:5:5``), for
+    problems found once every setting is known (a route with no upstream to use)."""
+    if not isinstance(value, list):
+        return {}
+    return {
+        f"{ROUTE_WHERE}{raw['name']}": f"--config {smap.value_span((key, index))}"
+        for index, raw in enumerate(value)
+        if isinstance(raw, dict) and isinstance(raw.get("name"), str)
+    }

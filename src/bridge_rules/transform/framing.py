@@ -151,7 +151,8 @@ class Event:
             if self._name is _UNPARSED:
                 self._read()
             try:
-                self._json = NOT_JSON if self._data is None else jsonio.loads(self._data)
+                data = self._data
+                self._json = NOT_JSON if data is None else jsonio.loads_answer(data)
             except jsonio.JSONDecodeError:
                 self._json = NOT_JSON
         return self._json

@@ -1,0 +1,93 @@
+"""``serve --config FILE``, read: option values as ``serve`` takes them, where each was
+written, and what is wrong with the file, with the rule files' safe, size-limited YAML
+reader. Standard library only until a file is read (as :mod:`bridge_rules.proxy.config`)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from bridge_rules.proxy.config import Problem, SettingProblem
+from bridge_rules.proxy.routespec import RouteSpec, parse_routes, route_places
+
+
+@dataclass(frozen=True)
+class SettingsFile:
+    """``--config FILE``, read: option values by parameter name, where each was written,
+    and what is wrong with the file."""
+
+    values: dict[str, Any] = field(default_factory=dict)
+    where: dict[str, str] = field(default_factory=dict)
+    problems: tuple[Problem, ...] = ()
+    routes: tuple[RouteSpec, ...] = ()
+    """``routes:``, which only a file can set (docs/proxy.md#routes)."""
+
+
+# Two of the YAML reader's whole-file problems are worded for rule files: a settings file
+# says its own (None: an empty file, or only comments, sets nothing).
+_WHOLE_FILE = {
+    "BR005": None,
+    "BR006": "must be a mapping of option names to values (upstream: URL)",
+}
+
+
+def read_settings(path: str, options: Mapping[str, bool]) -> SettingsFile:
+    """The option values ``path`` sets, read with the rule files' safe, size-limited YAML
+    reader. ``options`` maps each option's parameter name to whether it repeats; a key may
+    be written ``max-body-bytes`` or ``max_body_bytes``."""
+    from pathlib import Path
+
+    from bridge_rules.diagnostics import Severity, did_you_mean
+    from bridge_rules.loader import read_file
+
+    whole = f"--config {path}"
+    if not os.path.exists(path):
+        return SettingsFile(problems=(SettingProblem("no such file", whole),))
+    doc, diags = read_file(Path(path))
+    if doc is None:
+        errors = [d for d in diags if d.severity is Severity.ERROR]
+        own = [_WHOLE_FILE[d.code] for d in errors if d.code in _WHOLE_FILE]
+        if own:
+            message = own[0]
+            return SettingsFile(problems=(SettingProblem(message, whole),) if message else ())
+        return SettingsFile(problems=tuple(errors))
+    known = sorted(name.replace("_", "-") for name in options)
+    values: dict[str, Any] = {}
+    where: dict[str, str] = {}
+    problems: list[Problem] = []
+    routes: tuple[RouteSpec, ...] = ()
+    for key, setting in doc.data.items():
+        name = str(key).replace("-", "_")
+        if name == "routes":
+            routes, found = parse_routes(setting, doc.source_map, key)
+            problems += [SettingProblem(message, at) for message, at in found]
+            where.update(route_places(setting, doc.source_map, key))
+            continue
+        if name not in options:
+            hint = did_you_mean(str(key), known) or f"known: {', '.join(known)}"
+            at = f"--config {doc.source_map.key_span((key,))}"
+            problems.append(SettingProblem(f"unknown option '{key}'; {hint}", at))
+            continue
+        at = f"--config {doc.source_map.value_span((key,))}"
+        value = _value(setting, options[name])
+        if value is None:
+            shape = "a list of values" if options[name] else "one value"
+            kind = type(setting).__name__
+            problems.append(SettingProblem(f"'{key}' takes {shape}, got {kind}", at))
+            continue
+        values[name], where[name] = value, at
+    return SettingsFile(values, where, tuple(problems), routes)
+
+
+def _value(setting: Any, multiple: bool) -> Any:
+    """A value from the file as the option takes it: a scalar, or for a repeatable option
+    (``rules``) a scalar or a list of them; ``None`` for any other shape, so it is refused
+    here and never becomes a TypeError later."""
+    scalar = (str, int, float, bool)
+    if isinstance(setting, scalar):
+        return [setting] if multiple else setting
+    if multiple and isinstance(setting, list) and all(isinstance(v, scalar) for v in setting):
+        return setting
+    return None

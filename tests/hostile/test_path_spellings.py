@@ -1,0 +1,136 @@
+"""Paths from the attacker's side (issue 34.4): every spelling of a route's Messages path
+that a CDN, nginx or the upstream might read as ``/v1/messages`` (case, percent-encoding,
+``%2F`` and ``%2E``, repeated slashes, dot segments, trailing slashes, ``;params``), sent
+as raw bytes to a real ``serve`` with two workers and a read-only route.
+
+The oracle is what a loopback upstream receives: whatever the spelling, no request there
+carries a tool the route's policy denies, and no spelling gets a 500.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tests.hostile.http_kit import READ_CALL, exchange, status_of
+from tests.proxy.canned import Canned
+
+DENIED = {"write", "edit", "Write", "Edit", "NotebookEdit"}
+BODY = json.dumps({
+    "model": "claude-sonnet-4-5", "max_tokens": 5,
+    "messages": [{"role": "user", "content": "hi"}],
+    "tools": [{"name": n, "input_schema": {"type": "object"}} for n in ("read", "write", "edit")],
+}).encode()  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Canned, str]]:
+    from opencode_driver import serving  # tests/e2e, on the path once http_kit is imported
+
+    with Canned() as up:
+        up.reply.body = [READ_CALL]
+        settings_file: Path = tmp_path_factory.mktemp("paths") / "serve.yaml"
+        settings_file.write_text(
+            "workers: 2\nroutes:\n"
+            f"  - {{name: strict, upstream: '{up.url}', policy: [read_only]}}\n"
+            f"  - {{name: open, upstream: '{up.url}', default: true}}\n",
+            encoding="utf-8",
+        )
+        with serving("--config", str(settings_file)) as url:
+            yield up, url
+
+
+@st.composite
+def char(draw: st.DrawFn, c: str) -> str:
+    """One character as written: itself, another case, or percent-encoded (either hex)."""
+    how = draw(st.sampled_from(["same", "same", "case", "pct", "pct-lower", "double"]))
+    if how == "case":
+        return c.swapcase()
+    if how in ("pct", "pct-lower"):
+        code = f"%{ord(c):02X}"
+        return code.lower() if how == "pct-lower" else code
+    if how == "double":
+        return f"%25{ord(c):02X}"
+    return c
+
+
+@st.composite
+def slash(draw: st.DrawFn) -> str:
+    return draw(st.sampled_from(["/", "/", "//", "/./", "/x/../", "%2F", "%2f", "/%2E/", "/.%2E/"]))
+
+
+@st.composite
+def spelling(draw: st.DrawFn) -> str:
+    out = draw(st.sampled_from(["/", "//", "/./"]))
+    for i, segment in enumerate(["r", "strict", "v1", "messages"]):
+        if i:
+            out += draw(slash())
+        out += "".join(draw(char(c)) for c in segment)
+    out += draw(st.sampled_from(["", "", "/", "/.", "%2F", ";x", "/batches", "%20", "?beta=true"]))
+    return out
+
+
+def post(url: str, path: str) -> bytes:
+    head = (
+        f"POST {path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+        f"content-length: {len(BODY)}\r\nconnection: close\r\n\r\n"
+    )
+    return exchange(url, head.encode() + BODY)
+
+
+def tools_upstream(up: Canned, since: int) -> set[str]:
+    names: set[str] = set()
+    for seen in up.seen[since:]:
+        try:
+            sent = json.loads(seen.body)
+        except ValueError:
+            continue
+        names |= {t.get("name") for t in sent.get("tools") or () if isinstance(t, dict)}
+    return names
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(path=spelling())
+def test_no_spelling_takes_denied_tools_upstream_nor_gives_a_500(
+    served: tuple[Canned, str], path: str
+) -> None:
+    up, url = served
+    since = len(up.seen)
+    answer = post(url, path)
+    assert status_of(answer) not in (0, 500), answer[:300]
+    sent = tools_upstream(up, since)
+    assert not sent & DENIED, (path, sent)
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/r/strict//v1/messages", "/r/strict/v1/x/../messages", "/r/strict%2Fv1/messages",
+     "/r/strict/v1/%6Dessages", "/r/x/../strict/v1/messages", "/r//strict/./v1/messages"],
+)  # fmt: skip
+def test_a_spelling_of_the_messages_path_is_that_path(
+    served: tuple[Canned, str], path: str
+) -> None:
+    up, url = served
+    since = len(up.seen)
+    assert status_of(post(url, path)) == 200
+    assert [s.path for s in up.seen[since:]] == ["/v1/messages"]
+    assert tools_upstream(up, since) == {"Read"}
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/r/strict/v1/messages/", "/r/strict/V1/messages", "/r/strict/v1/messages%2F",
+     "/r/strict/v1/messages;x", "/R/strict/v1/messages", "/r/open/v1/Messages",
+     "/r/strict/v1/messages/batches", "/r/strict/v1/messages%252F"],
+)  # fmt: skip
+def test_a_near_miss_under_a_route_is_a_404(served: tuple[Canned, str], path: str) -> None:
+    up, url = served
+    since = len(up.seen)
+    answer = post(url, path)
+    assert status_of(answer) == 404, answer[:300]
+    assert b'"not_found_error"' in answer
+    assert len(up.seen) == since
