@@ -22,7 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from bridge_rules.diagnostics import Diagnostic, did_you_mean, error
-from bridge_rules.loader import Document, read_file, rule_files_in
+from bridge_rules.loader import Document, kernel_directory, read_file, rule_files_in
 from bridge_rules.model import RuleFile
 from bridge_rules.outside import (
     ALLOW_OUTSIDE_ENV,
@@ -216,6 +216,10 @@ class _Loader:
 
     def _add_path(self, path: Path, span: Span | None = None) -> None:
         if path.is_dir():
+            kernel = kernel_directory(path, _display(path))
+            if kernel is not None:
+                self.out.diagnostics.append(kernel if span is None else _at_extends(kernel, span))
+                return
             files = rule_files_in(path)
             if not files:
                 where = span or Span(_display(path))
