@@ -116,8 +116,8 @@ def kernel_filesystem(path: str | Path, device: int) -> str | None:
 
 
 def _hops(path: str | Path) -> list[str]:
-    """``path`` as written, each target its symlinks name in turn (a magic link of ``/proc``
-    is not resolved by ``realpath`` into anything under ``/proc``), and its real path."""
+    """``path`` as written, then each target its symlinks name in turn: a magic link of
+    ``/proc`` resolves to something outside it (``realpath`` would never say ``/proc``)."""
     hops = [os.path.abspath(path)]
     for _ in range(40):  # the kernel's own limit on a chain of symlinks
         try:
@@ -125,5 +125,4 @@ def _hops(path: str | Path) -> list[str]:
         except (OSError, ValueError):
             break
         hops.append(os.path.normpath(os.path.join(os.path.dirname(hops[-1]), target)))
-    hops.append(os.path.realpath(path))
     return hops

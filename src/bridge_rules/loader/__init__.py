@@ -163,7 +163,9 @@ def read_bytes(path: Path, name: str) -> tuple[bytes | None, list[Diagnostic]]:
             return None, [error("BR001", f"expected a regular file, found {refused}", Span(name))]
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
         with os.fdopen(fd, "rb") as handle:
-            if _not_a_rule_file(path, os.fstat(handle.fileno())):  # swapped after the check
+            opened = os.fstat(handle.fileno())
+            if not stat.S_ISREG(opened.st_mode) or opened.st_dev != found.st_dev:
+                # swapped after the check
                 return None, [error("BR001", "expected a regular file", Span(name))]
             raw = handle.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
