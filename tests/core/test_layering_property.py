@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.budget import examples
