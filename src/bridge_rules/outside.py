@@ -100,15 +100,16 @@ def _kernel_devices() -> dict[int, str]:
     return found
 
 
-def kernel_filesystem(path: str | Path, device: int) -> str | None:
+def kernel_filesystem(path: str | Path, device: int, linked: bool = True) -> str | None:
     """The kernel filesystem (``proc``, ``sysfs``, ...) that ``path``, found on ``device``
     (its ``st_dev``), belongs to, else ``None``. A path that goes through ``/proc`` or
     ``/sys`` counts too, wherever its magic links lead (``/proc/self/exe`` is the Python
-    binary, ``/proc/self/root`` is ``/``): nothing there is a rule file of a project."""
+    binary, ``/proc/self/root`` is ``/``): nothing there is a rule file of a project.
+    ``linked=False``: the caller knows ``path`` is no symlink, so there is none to follow."""
     kind = _kernel_devices().get(device)
     if kind is not None:
         return kind
-    for hop in _hops(path):
+    for hop in _hops(path) if linked else [os.path.abspath(path)]:
         tree = next((t for t in KERNEL_TREES if _under(hop, t)), None)
         if tree is not None:
             return _TREE_KIND[tree]

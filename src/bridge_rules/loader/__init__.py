@@ -157,8 +157,10 @@ def read_bytes(path: Path, name: str) -> tuple[bytes | None, list[Diagnostic]]:
     ``/proc/kmsg``); the cap applies to the bytes actually read, not to what ``stat`` claims.
     """
     try:
-        found = path.stat()
-        refused = _not_a_rule_file(path, found)
+        named = os.lstat(path)
+        linked = stat.S_ISLNK(named.st_mode)
+        found = os.stat(path) if linked else named
+        refused = _not_a_rule_file(path, found, linked)
         if refused:
             return None, [error("BR001", f"expected a regular file, found {refused}", Span(name))]
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
@@ -200,11 +202,11 @@ def _read_capped(handle: Any, size: int) -> bytes | None:
     return b"".join(chunks)
 
 
-def _not_a_rule_file(path: Path, found: os.stat_result) -> str:
+def _not_a_rule_file(path: Path, found: os.stat_result, linked: bool) -> str:
     """What ``path`` is when it is not a regular file on a disk (empty when it is one)."""
     if not stat.S_ISREG(found.st_mode):
         return "a directory" if stat.S_ISDIR(found.st_mode) else "a device, FIFO or socket"
-    kernel = kernel_filesystem(path, found.st_dev)
+    kernel = kernel_filesystem(path, found.st_dev, linked)
     return f"a file of the kernel's {kernel} filesystem" if kernel else ""
 
 
@@ -236,9 +238,16 @@ def read_file(path: Path, display: str | None = None) -> tuple[Document | None, 
     return replace(doc, digest=hashlib.sha256(raw).hexdigest()), diags
 
 
+def _suffix(name: str) -> str:
+    """The suffix of ``name`` wherever it is ``.yaml`` or ``.yml``, as ``Path(name).suffix``
+    has it (``.yaml`` alone is a name, not a suffix), without making a Path per entry."""
+    return os.path.splitext(name)[1]
+
+
 def rule_files_in(directory: Path) -> list[Path]:
     """The rule files of a directory, in name order (``*.yaml`` and ``*.yml``). A FIFO, device
     or socket with such a name is listed too, so that reading it refuses it with its name
     rather than skipping it in silence."""
-    files = [p for p in directory.iterdir() if p.suffix in (".yaml", ".yml") and not p.is_dir()]
-    return sorted(files, key=lambda p: p.name)
+    with os.scandir(directory) as entries:  # the entry's type comes with the listing
+        names = [e.name for e in entries if _suffix(e.name) in (".yaml", ".yml") and not e.is_dir()]
+    return [directory / name for name in sorted(names)]
