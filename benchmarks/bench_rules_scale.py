@@ -13,11 +13,14 @@ mean the same on any machine and on a busy one:
 
 A third kind is a directory of N rule files of one local tool each, layered, through the
 CLI as a user runs it (``explain --rules DIR t1`` and ``lint --layered DIR``); its floor is
-reading every file and parsing its JSON form.
+reading every file and parsing its JSON form. A fourth, ``team files``, is the shape issue 35
+measured: N files of three aliases (laid over one shared alias stage) and two bindings each,
+loaded with ``bridge_rules.load(DIR)`` and linted with ``lint --layered DIR``.
 
-``--quick`` stops at 10,000 entries. Issue 13's targets (100,000 alias entries:
-load under 2 s, lint under 5 s, on the project's 2-core machine) and issue 26's (10,000
-rule files load under 2 s) are checked against CPU time, with the wall clock beside it: on
+``--quick`` stops at 10,000 entries; ``--kind`` runs one kind. Issue 13's targets (100,000
+alias entries: load under 2 s, lint under 5 s, on the project's 2-core machine), issue 26's
+(10,000 rule files load under 2 s) and issue 35's (10,000 team files: load under 2 s, lint
+under 5 s) are checked against CPU time, with the wall clock beside it: on
 an idle machine the two agree; on a shared one the wall clock also counts other processes'
 turns.
 """
@@ -42,6 +45,7 @@ FILE_SIZES = (1_000, 10_000)
 TARGETS = {  # (load, lint) seconds, and the issue that set them
     ("aliases", 100_000): (2.0, 5.0, "issue 13"),
     ("files", 10_000): (2.0, 2.0, "issue 26"),
+    ("team files", 10_000): (2.0, 5.0, "issue 35"),
 }
 
 
@@ -66,6 +70,36 @@ def file_tree(n: int, root: Path) -> list[bytes]:
     for i in range(n):
         (root / f"r{i:05}.yaml").write_text(f"bridge-rules: 1\nlocal_tools: [t{i}]\n")
         forms.append(orjson.dumps({"bridge-rules": 1, "local_tools": [f"t{i}"]}))
+    return forms
+
+
+TEAM_FILE = """bridge-rules: 1
+names:
+  - kind: aliases
+    map: {{t{i}a: W{i}a, t{i}b: W{i}b, t{i}c: W{i}c}}
+bindings:
+  - local: t{i}a
+    wire: W{i}a
+    input:
+      - rename: {{path: file_path}}
+  - local: t{i}b
+    wire: W{i}b
+"""
+
+
+def team_tree(n: int, root: Path) -> list[bytes]:
+    """``n`` rule files of a few aliases and bindings each under ``root``; their JSON forms."""
+    root.mkdir()
+    forms = []
+    for i in range(n):
+        (root / f"r{i:05}.yaml").write_text(TEAM_FILE.format(i=i))
+        aliases = {f"t{i}{s}": f"W{i}{s}" for s in "abc"}
+        bindings = [
+            {"local": f"t{i}a", "wire": f"W{i}a", "input": [{"rename": {"path": "file_path"}}]},
+            {"local": f"t{i}b", "wire": f"W{i}b"},
+        ]
+        form = {"bridge-rules": 1, "names": [{"kind": "aliases", "map": aliases}]}
+        forms.append(orjson.dumps({**form, "bindings": bindings}))
     return forms
 
 
@@ -144,10 +178,23 @@ def many_files(n: int, tmp: Path) -> Case:
     )
 
 
+def team_files(n: int, tmp: Path) -> Case:
+    """Issue 35's tree of ``n`` team files: ``load()`` and ``lint --layered`` in process."""
+    root = tmp / f"team-{n}"
+    forms = team_tree(n, root)
+    return (
+        partial(read_and_parse, root, forms),
+        partial(load_once, root),
+        partial(cli_once, "lint", "--layered", str(root)),
+        3,
+    )
+
+
 KINDS: list[tuple[str, Callable[[int, Path], Case], tuple[int, ...], str]] = [
     ("aliases", one_file(alias_table), ALIAS_SIZES, "load"),
     ("stages", one_file(stage_list), STAGE_SIZES, "load"),
     ("files", many_files, FILE_SIZES, "explain"),
+    ("team files", team_files, FILE_SIZES, "load"),
 ]
 """Each kind of rule set: how to prepare a size, the sizes, and what its load is called."""
 
@@ -155,6 +202,7 @@ KINDS: list[tuple[str, Callable[[int, Path], Case], tuple[int, ...], str]] = [
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="stop at 10,000 entries")
+    parser.add_argument("--kind", choices=[k[0] for k in KINDS], help="run this kind only")
     args = parser.parse_args()
     limit = 10_000 if args.quick else None
     out = sys.stdout
@@ -164,6 +212,8 @@ def main() -> int:
     )
     with tempfile.TemporaryDirectory() as tmp:
         for kind, prepare, sizes, loading in KINDS:
+            if args.kind is not None and kind != args.kind:
+                continue
             first_load = first_lint = 0.0
             for n in sizes:
                 if limit is not None and n > limit:

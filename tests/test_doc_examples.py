@@ -60,6 +60,8 @@ class Pages:
     files: dict[str, str] = field(default_factory=dict)
     run: list[Example] = field(default_factory=list)
     synopses: list[Example] = field(default_factory=list)
+    installs: list[Example] = field(default_factory=list)
+    """Every ``pip install`` line, in any block (a CI recipe's ``- run:`` too)."""
 
 
 def _commands(body: str) -> list[tuple[int, str]]:
@@ -93,6 +95,7 @@ def collect() -> Pages:
         for match in BLOCK.finditer(text):
             lang, body = match.group(1), match.group(2)
             line = text[: match.start()].count("\n") + 2
+            _installs(pages, page, line, body)
             before = text[: match.start()].rstrip()
             if lang == "yaml":
                 first = body.splitlines()[0] if body else ""
@@ -129,6 +132,14 @@ def _shell(pages: Pages, page: Path, line: int, command: str) -> None:
             pages.synopses.append(example)
         else:
             pages.run.append(example)
+
+
+def _installs(pages: Pages, page: Path, line: int, body: str) -> None:
+    for offset, text in enumerate(body.splitlines()):
+        found = re.search(r"\bpip install\b.*", text.lstrip().removeprefix("#").strip())
+        if found:
+            command = _without_comment(found.group(0)).split(" && ")[0]
+            pages.installs.append(Example(page, line + offset, command))
 
 
 PAGES_FOUND = collect()
@@ -307,3 +318,55 @@ def test_the_tutorials_rule_file_is_one_a_bare_lint_finds(tmp_path: Path) -> Non
         (tmp_path / name).write_text(PAGES_FOUND.files[name], encoding="utf-8")
     (tmp_path / ".git").mkdir()
     assert sorted(p.name for p in discover(tmp_path).paths) == sorted(written)
+
+
+REPOSITORY = "https://github.com/bridge-rules/bridge-rules"
+
+
+def _from_the_clone(target: str) -> str:
+    """What a documented ``pip install`` target installs, as a requirement on this clone
+    (``ROOT[extras]``); fails for a form that does not work from a fresh clone."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    path, _, extras = target.partition("[")
+    if path in (".", "./") or (Path(path).name == "bridge-rules" and path.startswith("./")):
+        return f"{ROOT}[{extras}" if extras else str(ROOT)
+    try:
+        requirement = Requirement(target)
+    except InvalidRequirement as exc:
+        raise AssertionError(f"{target!r} is no requirement pip reads: {exc}") from None
+    assert requirement.name == "bridge-rules", f"{target!r}: another package than this one"
+    assert requirement.url is not None, (
+        f"{target!r} asks PyPI for bridge-rules, which is not there: write "
+        f"'.[...]' (in a clone) or 'bridge-rules[...] @ git+{REPOSITORY}@main'"
+    )
+    assert requirement.url.startswith(f"git+{REPOSITORY}@"), requirement.url
+    extras = ",".join(sorted(requirement.extras))
+    return f"{ROOT}[{extras}]" if extras else str(ROOT)
+
+
+@pytest.mark.parametrize("example", PAGES_FOUND.installs, ids=lambda e: e.id)
+def test_documented_install_works_from_a_clone(example: Example) -> None:
+    """Each ``pip install`` line the README and docs show, as pip itself reads it: offline
+    (``--no-index``), resolving only the clone (``--no-deps --dry-run``), with an extra pip
+    does not know refused. A git URL stands for the clone it names."""
+    words = shlex.split(example.command)[2:]
+    targets = [w for w in words if not w.startswith("-")]
+    assert targets, example.command
+    for target in targets:
+        done = subprocess.run(
+            [sys.executable, "-m", "pip", "install", "--dry-run", "--no-index", "--no-deps",
+             "--ignore-installed", "--no-build-isolation", "-q", _from_the_clone(target)],
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert "does not provide the extra" not in done.stderr, done.stderr
+
+
+def test_a_name_pypi_does_not_hold_is_refused() -> None:
+    """The check above fails the line the issue found (the package is not on PyPI)."""
+    with pytest.raises(AssertionError, match="not there"):
+        _from_the_clone("bridge-rules[claude-code]")
+    assert _from_the_clone(f"bridge-rules[claude-code] @ git+{REPOSITORY}@main").endswith(
+        "[claude-code]"
+    )

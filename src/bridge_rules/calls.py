@@ -123,3 +123,25 @@ def adapts_arguments(
         if adapter is not None and adapter.steps:
             return True
     return rt.repairs.has(local)
+
+
+def checked_name(value: object, what: str = "name") -> str:
+    """``value``, checked to be a str at the API boundary (``what`` names it in the error)."""
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be a str, not {type(value).__name__}")
+    return value
+
+
+def checked_names(registered: Iterable[str] | None) -> tuple[str, ...] | None:
+    """``registered`` materialised once (it may be a one-shot iterator), and type-checked."""
+    if registered is None:
+        return None
+    if isinstance(registered, (str, bytes)) or not isinstance(registered, Iterable):
+        raise TypeError(
+            "registered must be an iterable of tool names (e.g. a list) or None, "
+            f"not {type(registered).__name__}"
+        )
+    names = tuple(registered)
+    for item in names:
+        checked_name(item, "each registered name")
+    return names

@@ -39,7 +39,8 @@ _add(
         "BR001",
         "file not found",
         "A rule file or directory named on the command line or in "
-        "`extends` does not exist or cannot be read.",
+        "`extends` does not exist or cannot be read, or is not a regular file on a disk: a "
+        "device, FIFO or socket, or a file or directory reached through `/proc` or `/sys`.",
         bad=_HEAD + "extends: ./missing.yaml\n",
         good=_HEAD + "extends: default\n",
     ),

@@ -111,33 +111,58 @@ def _entry_spans(file: SourcedFile, index: int, stage: Stage) -> dict[str, Span]
     return spans
 
 
-def _overlay_stage(base: _StageDraft, new: _StageDraft) -> _StageDraft:
-    """Lay a later file's stage over an inherited one with the same id."""
-    old, upd = base.model, new.model
-    if old.kind != upd.kind:
-        return new
-    changes = {name: getattr(upd, name) for name in upd.model_fields_set if name != "kind"}
-    if isinstance(old, AliasStage) and isinstance(upd, AliasStage):
-        changes["map"] = {**old.map, **upd.map}
-        changes["inverse"] = {**old.inverse, **upd.inverse}
+def _overlay_stage(base: _StageDraft, later: list[_StageDraft]) -> _StageDraft:
+    """Lay each later file's stage with the same id over an inherited one, in order.
+
+    One pass over all of them: each table is copied once, not once per file (10,000 files
+    adding to one alias table made that quadratic). A stage of another kind replaces what
+    came before it, and the overlays after it are laid over it instead."""
+    start, kind = -1, base.model.kind
+    for at, draft in enumerate(later):
+        if draft.model.kind != kind:
+            start, kind = at, draft.model.kind
+    if start >= 0:
+        base, later = later[start], later[start + 1 :]
+    if not later:
+        return base
+    old = base.model
+    changes: dict[str, Any] = {}
+    spans = dict(base.entry_spans)
+    table, inverse = dict(getattr(old, "map", {})), dict(getattr(old, "inverse", {}))
+    names = dict.fromkeys(getattr(old, "names", ()))
+    for draft in later:
+        upd = draft.model
+        changes.update({f: getattr(upd, f) for f in upd.model_fields_set if f != "kind"})
+        if isinstance(upd, AliasStage):
+            table.update(upd.map)
+            inverse.update(upd.inverse)
+        elif (
+            isinstance(upd, (CanonicalStage, PassthroughStage)) and "names" in upd.model_fields_set
+        ):
+            names.update(dict.fromkeys(upd.names))
+        spans.update(draft.entry_spans)
+    if isinstance(old, AliasStage):
+        changes["map"], changes["inverse"] = table, inverse
     elif isinstance(old, (CanonicalStage, PassthroughStage)) and "names" in changes:
-        changes["names"] = list(dict.fromkeys([*old.names, *changes["names"]]))
+        changes["names"] = list(names)
     return _StageDraft(
         model=old.model_copy(update=changes),
         id=base.id,
         path=base.path,
-        entry_spans={**base.entry_spans, **new.entry_spans},
+        entry_spans=spans,
         file=base.file,
     )
 
 
 def _layer_stages(files: tuple[SourcedFile, ...]) -> list[_StageDraft]:
-    stages: list[_StageDraft] = []
+    """Every file's stages in layering order: a new id goes before the inherited stages, a
+    known one is laid over the stage that holds it (:func:`_overlay_stage`, once at the end)."""
+    slots: list[tuple[_StageDraft, list[_StageDraft]]] = []
     position: dict[str, int] = {}
     for file in files:
         if file.rules.names is None:
             continue
-        fresh: list[_StageDraft] = []
+        fresh: list[tuple[_StageDraft, list[_StageDraft]]] = []
         for index, (stage, sid) in enumerate(zip(file.rules.names, _stage_ids(file), strict=True)):
             draft = _StageDraft(
                 model=stage,
@@ -148,11 +173,13 @@ def _layer_stages(files: tuple[SourcedFile, ...]) -> list[_StageDraft]:
             )
             existing = position.get(sid)
             if existing is None:
-                fresh.append(draft)
+                fresh.append((draft, []))
             else:
-                stages[existing] = _overlay_stage(stages[existing], draft)
-        stages = fresh + stages
-        position = {s.id: i for i, s in enumerate(stages)}
+                slots[existing][1].append(draft)
+        if fresh:
+            slots = fresh + slots
+            position = {s.id: i for i, (s, _) in enumerate(slots)}
+    stages = [_overlay_stage(base, later) for base, later in slots]
     return [s for s in stages if s.model.enabled]
 
 

@@ -22,7 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from bridge_rules.diagnostics import Diagnostic, did_you_mean, error
-from bridge_rules.loader import Document, read_file, rule_files_in
+from bridge_rules.loader import Document, kernel_directory, read_file, rule_files_in
 from bridge_rules.model import RuleFile
 from bridge_rules.outside import (
     ALLOW_OUTSIDE_ENV,
@@ -142,9 +142,12 @@ class _Loader:
         except (OSError, RuntimeError) as exc:
             self._unusable(str(path), span, exc)
 
-    def _add_listed(self, path: Path) -> None:
+    def _add_listed(self, path: Path, folder: str) -> None:
+        """A file a directory listed (never a directory): its real path is the folder's
+        plus its name unless it is a symlink, which spares a ``realpath`` per file."""
         try:
-            self._add_path(path)
+            real = None if os.path.islink(path) else os.path.join(folder, path.name)
+            self._add_path(path, None, real)
         except (OSError, RuntimeError) as exc:
             self._unusable(str(path), None, exc)
 
@@ -214,20 +217,24 @@ class _Loader:
         self._refuse(f"'{shown}' is a symlink that leads out of the project", span or Span(shown))
         return True
 
-    def _add_path(self, path: Path, span: Span | None = None) -> None:
-        if path.is_dir():
+    def _add_path(self, path: Path, span: Span | None = None, real: str | None = None) -> None:
+        if real is None and path.is_dir():
+            kernel = kernel_directory(path, _display(path))
+            if kernel is not None:
+                self.out.diagnostics.append(kernel if span is None else _at_extends(kernel, span))
+                return
             files = rule_files_in(path)
             if not files:
                 where = span or Span(_display(path))
                 self.out.diagnostics.append(
                     error("BR001", "directory holds no *.yaml rule files", where)
                 )
-            root = project_root(path)
+            root, folder = project_root(path), os.path.realpath(path)
             for file in files:
                 if not self._escapes(file, None, root):
-                    self._add_listed(file)
+                    self._add_listed(file, folder)
             return
-        real = os.path.realpath(path)
+        real = os.path.realpath(path) if real is None else real
         shown = _display(path, real)
         if real in self._active:
             chain = " -> ".join(_display(Path(p), p) for p in [*self._active, real])

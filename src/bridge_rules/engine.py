@@ -14,7 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 from bridge_rules import calls
 from bridge_rules.calls import ToolCall
+from bridge_rules.calls import checked_name as _name
+from bridge_rules.calls import checked_names as _names
 from bridge_rules.compiled import CompiledRules
+from bridge_rules.debuglog import DebugLog, open_declared
 from bridge_rules.diagnostics import Diagnostic
 from bridge_rules.explain import NO_ARGS, Explanation, explain_tool
 from bridge_rules.gate import GateDecision
@@ -30,7 +33,8 @@ from bridge_rules.ruleset import (
 )
 from bridge_rules.runtime import Runtime
 from bridge_rules.schemas.book import Shapes
-from bridge_rules.sealing import Sealer
+from bridge_rules.sealing import Sealer, sealer_for
+from bridge_rules.stagetables import StageTable, canonical_names, describe
 
 if TYPE_CHECKING:
     from bridge_rules.transform import OutboundBytes, OutboundResult
@@ -39,38 +43,7 @@ if TYPE_CHECKING:
     from bridge_rules.transform.scope import CallScope
     from bridge_rules.transform.turn import Turn
 
-__all__ = ["Engine", "RuleRef", "load"]
-
-
-def _name(value: object, what: str = "name") -> str:
-    if not isinstance(value, str):
-        raise TypeError(f"{what} must be a str, not {type(value).__name__}")
-    return value
-
-
-def _names(registered: Iterable[str] | None) -> tuple[str, ...] | None:
-    """``registered`` materialised once (it may be a one-shot iterator), and type-checked."""
-    if registered is None:
-        return None
-    if isinstance(registered, (str, bytes)) or not isinstance(registered, Iterable):
-        raise TypeError(
-            "registered must be an iterable of tool names (e.g. a list) or None, "
-            f"not {type(registered).__name__}"
-        )
-    names = tuple(registered)
-    for item in names:
-        _name(item, "each registered name")
-    return names
-
-
-def _sealer(key: bytes | str | Sealer | None) -> Sealer | None:
-    if key is None or isinstance(key, Sealer):
-        return key
-    if isinstance(key, str):
-        key = key.encode("utf-8")
-    if not isinstance(key, bytes):
-        raise TypeError(f"seal_key must be bytes, str or None, not {type(key).__name__}")
-    return Sealer(key)
+__all__ = ["Engine", "RuleRef", "StageTable", "canonical_names", "load"]
 
 
 class Engine:
@@ -106,7 +79,7 @@ class Engine:
         (docs/transform.md): what a repair changed in a call travels in the call's id, so
         any process with the same rules and key answers the next request the same way.
         Without a key, repairs that would need one (a stripped bash pipeline) are not made."""
-        runtime = self.runtime.with_sealer(_sealer(key))
+        runtime = self.runtime.with_sealer(sealer_for(key))
         return self if runtime is self.runtime else Engine(runtime, self.diagnostics, env=self.env)
 
     def with_bindings(
@@ -156,6 +129,15 @@ class Engine:
 
     def _env(self, env: Mapping[str, str] | None) -> Mapping[str, str] | None:
         return self.env if env is None else env
+
+    def debug_log(self, env: Mapping[str, str] | None = None) -> DebugLog | None:
+        """The log the rules' ``debug_log: {env: VAR}`` names, or None: :meth:`outbound`,
+        :meth:`inbound`, :meth:`inbound_stream` append to it (``serve`` logs :meth:`turn`)."""
+        return open_declared(self.runtime.rules.debug_log, self._env(env))
+
+    def stage_tables(self) -> list[StageTable]:
+        """Every name stage as plain data, in the order the way out tries them."""
+        return [describe(stage) for stage in self.runtime.rules.stages]
 
     @property
     def rules(self) -> CompiledRules:
@@ -245,7 +227,11 @@ class Engine:
 
         if model is not None:
             _name(model, "model")
-        return rewrite_outbound(self.runtime, payload, model, self._env(env))
+        result = rewrite_outbound(self.runtime, payload, model, self._env(env))
+        log = self.debug_log(env)
+        if log is not None:
+            log.outbound(payload, result.payload, result.renames)
+        return result
 
     def outbound_bytes(
         self,
@@ -327,9 +313,15 @@ class Engine:
         registered tool when ``inbound.unmapped`` is ``warn`` or ``error``; the stream
         methods fill it the same way.
         """
-        from bridge_rules.transform import rewrite_message
+        from bridge_rules.transform import InboundReport, rewrite_message
 
-        return rewrite_message(self._scope(registered, report, shapes), message)
+        log = self.debug_log()
+        report = InboundReport() if log is not None and report is None else report
+        known = 0 if report is None else len(report.renamed)
+        out = rewrite_message(self._scope(registered, report, shapes), message)
+        if log is not None and report is not None:
+            log.inbound(report.renamed, known)
+        return out
 
     def inbound_stream(
         self,
@@ -343,9 +335,12 @@ class Engine:
         Events no rule changes come out byte for byte; only the argument deltas
         of a call whose binding adapts arguments are held, until the block stops.
         """
-        from bridge_rules.transform import rewrite_stream
+        from bridge_rules.transform import InboundReport, rewrite_stream
 
-        return rewrite_stream(self._scope(registered, report, shapes), chunks)
+        log = self.debug_log()
+        report = InboundReport() if log is not None and report is None else report
+        out = rewrite_stream(self._scope(registered, report, shapes), chunks)
+        return out if log is None or report is None else log.stream(out, report.renamed)
 
     def inbound_stream_async(
         self,
@@ -384,4 +379,4 @@ def load(rules: RuleRef = None, *, seal_key: bytes | str | Sealer | None = None)
     """
     analysis = load_analysis(rules)
     assert analysis.runtime is not None
-    return Engine(analysis.runtime.with_sealer(_sealer(seal_key)), analysis.diagnostics)
+    return Engine(analysis.runtime.with_sealer(sealer_for(seal_key)), analysis.diagnostics)

@@ -125,6 +125,20 @@ def paused_for(size: int) -> paused:
     return _NOT_PAUSED
 
 
+def promote_young() -> None:
+    """Move every object the collector tracks into its oldest generation, without a walk.
+
+    For the end of a load that ran with the collector off: what it built is alive and stays
+    so, but sits in the youngest generation, and the first allocation after the collector
+    is on again would walk all of it (800,000 objects for 10,000 rule files: half a second,
+    a sixth of the load). The oldest generation is only walked once it has grown by a
+    quarter. ``gc.freeze`` then ``gc.unfreeze`` is that move; skipped when the program keeps
+    objects frozen itself, which ``unfreeze`` would release."""
+    if gc.get_freeze_count() == 0:
+        gc.freeze()
+        gc.unfreeze()
+
+
 def freeze_loaded() -> None:
     """Collect once, then move every live object to the permanent generation."""
     gc.collect()

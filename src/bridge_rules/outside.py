@@ -10,6 +10,7 @@ discovery read it).
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 from pathlib import Path
 
 ALLOW_OUTSIDE_ENV = "BRIDGE_RULES_ALLOW_OUTSIDE"
@@ -50,3 +51,79 @@ def leaves(path: Path, root: Path) -> bool:
     except (OSError, ValueError):
         return True
     return real != base and not real.startswith(base.rstrip(os.sep) + os.sep)
+
+
+KERNEL_FILESYSTEMS = frozenset(
+    {
+        "proc", "sysfs", "devtmpfs", "devpts", "debugfs", "tracefs", "securityfs", "configfs",
+        "cgroup", "cgroup2", "pstore", "bpf", "fusectl", "mqueue", "hugetlbfs", "efivarfs",
+        "binfmt_misc", "autofs", "selinuxfs", "rpc_pipefs", "nsfs",
+    }
+)  # fmt: skip
+"""Filesystems whose files are the kernel's interfaces, not data: they report a size of 0
+and yield bytes anyway, block, consume what they yield (``/proc/kmsg``) or fail to read."""
+KERNEL_TREES = ("/proc", "/sys")
+_TREE_KIND = {"/proc": "proc", "/sys": "sysfs"}
+MOUNTINFO = "/proc/self/mountinfo"
+
+
+def _under(path: str, tree: str) -> bool:
+    return path == tree or path.startswith(tree + "/")
+
+
+@lru_cache(maxsize=1)
+def _kernel_devices() -> dict[int, str]:
+    """``st_dev`` -> filesystem type of every mount of a kernel filesystem, or mounted under
+    ``/proc`` or ``/sys`` (a ``tmpfs`` at ``/sys/fs/cgroup``), read once from the mount table
+    (empty where there is none): a device number follows a file through symlinks, ``..`` and
+    bind mounts, where a path prefix does not."""
+    try:
+        with open(MOUNTINFO, encoding="utf-8", errors="replace") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return {}
+    found: dict[int, str] = {}
+    for line in lines:
+        head, sep, tail = line.partition(" - ")
+        fields = head.split()
+        if not sep or len(fields) < 5 or not tail:
+            continue
+        fstype = tail.split()[0]
+        mount = fields[4].replace("\\040", " ")
+        major, _, minor = fields[2].partition(":")
+        if not (major.isdigit() and minor.isdigit()):
+            continue
+        tree = next((t for t in KERNEL_TREES if _under(mount, t)), None)
+        if fstype in KERNEL_FILESYSTEMS or tree is not None:
+            kind = fstype if fstype in KERNEL_FILESYSTEMS else _TREE_KIND[tree or ""]
+            found[os.makedev(int(major), int(minor))] = kind
+    return found
+
+
+def kernel_filesystem(path: str | Path, device: int, linked: bool = True) -> str | None:
+    """The kernel filesystem (``proc``, ``sysfs``, ...) that ``path``, found on ``device``
+    (its ``st_dev``), belongs to, else ``None``. A path that goes through ``/proc`` or
+    ``/sys`` counts too, wherever its magic links lead (``/proc/self/exe`` is the Python
+    binary, ``/proc/self/root`` is ``/``): nothing there is a rule file of a project.
+    ``linked=False``: the caller knows ``path`` is no symlink, so there is none to follow."""
+    kind = _kernel_devices().get(device)
+    if kind is not None:
+        return kind
+    for hop in _hops(path) if linked else [os.path.abspath(path)]:
+        tree = next((t for t in KERNEL_TREES if _under(hop, t)), None)
+        if tree is not None:
+            return _TREE_KIND[tree]
+    return None
+
+
+def _hops(path: str | Path) -> list[str]:
+    """``path`` as written, then each target its symlinks name in turn: a magic link of
+    ``/proc`` resolves to something outside it (``realpath`` would never say ``/proc``)."""
+    hops = [os.path.abspath(path)]
+    for _ in range(40):  # the kernel's own limit on a chain of symlinks
+        try:
+            target = os.readlink(hops[-1])
+        except (OSError, ValueError):
+            break
+        hops.append(os.path.normpath(os.path.join(os.path.dirname(hops[-1]), target)))
+    return hops

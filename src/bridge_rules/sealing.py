@@ -118,3 +118,14 @@ def may_be_sealed(value: object) -> bool:
 
 
 __all__ = ["ENV_KEY", "MARK", "MAX_SEALED_CHARS", "SealKeyError", "Sealer", "may_be_sealed"]
+
+
+def sealer_for(key: bytes | str | Sealer | None) -> Sealer | None:
+    """The sealer for a ``seal_key`` as a library caller gives it (text is UTF-8)."""
+    if key is None or isinstance(key, Sealer):
+        return key
+    if isinstance(key, str):
+        key = key.encode("utf-8")
+    if not isinstance(key, bytes):
+        raise TypeError(f"seal_key must be bytes, str or None, not {type(key).__name__}")
+    return Sealer(key)

@@ -31,7 +31,6 @@ from toolchain import agent_path
 
 OPENCODE_PACKAGE = "opencode-ai"
 OPENCODE_VERSION = "1.18.33"
-MODEL = "claude-sonnet-4-5"
 DOC = Path(__file__).resolve().parents[2] / "docs" / "profiles" / "opencode.md"
 
 
@@ -112,7 +111,14 @@ def opencode_config(base_url: str) -> dict[str, Any]:
     options = config["provider"]["anthropic"]["options"]
     assert options["baseURL"] == "http://127.0.0.1:8787/v1", "the snippet changed"
     options.update(baseURL=f"{base_url}/v1", apiKey="sk-test-not-a-key")
-    return {**config, "model": f"anthropic/{MODEL}", "autoupdate": False, "share": "disabled"}
+    return {**config, "model": f"anthropic/{model()}", "autoupdate": False, "share": "disabled"}
+
+
+def model() -> str:
+    """The model id the documented snippet declares: opencode runs it offline only because the
+    snippet lists it (1.18.33's own catalogue has no claude-sonnet-5-5)."""
+    declared: dict[str, Any] = documented_config()["provider"]["anthropic"]["models"]
+    return next(iter(declared))
 
 
 def run_opencode(
@@ -139,7 +145,7 @@ def run_opencode(
             "--log-level",
             "WARN",
             "-m",
-            f"anthropic/{MODEL}",
+            f"anthropic/{model()}",
             prompt,
         ],
         cwd=project,

@@ -15,9 +15,9 @@ from tests.proxy import loopback
 from tests.proxy.canned import Reply
 
 from bridge_rules.cli.app import click_command
+from bridge_rules.debuglog import DebugLog, DebugLogRefused
 from bridge_rules.proxy.config import private_file_problem
 from bridge_rules.proxy.headers import LOGGED_HEADERS, LOGGED_QUERY
-from bridge_rules.proxy.obs import DebugLog, DebugLogRefused
 
 SECRETS = {
     "x-session-id": "sess-SECRET-1",

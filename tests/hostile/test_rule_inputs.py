@@ -8,60 +8,13 @@ located error, and that nothing of a file outside the project reaches the output
 
 from __future__ import annotations
 
-import io
 import os
 import socket
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tests.hostile.runner import BOUND_SECONDS, Hang, time_bound
-from tests.hostile.tally import TALLY
-
-from bridge_rules.cli import explain_cmd, lint_cmd
-from bridge_rules.cli.app import main
-
-HEAD = "bridge-rules: 1\n"
-SECRET_KEY = "aws_secret_access_key"
-SECRET = "s3cr3t-outside-value"
-
-assert explain_cmd is not None  # importing registers the commands
-assert lint_cmd is not None
-
-
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A project (it has ``.git``) as the current directory, with a secret file beside it."""
-    root = tmp_path / "project"
-    (root / ".git").mkdir(parents=True)
-    (root / "rules").mkdir()
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    (outside / "creds.yaml").write_text(HEAD + f"{SECRET_KEY}: {SECRET}\n", encoding="utf-8")
-    monkeypatch.chdir(root)
-    monkeypatch.delenv("BRIDGE_RULES_ALLOW_OUTSIDE", raising=False)
-    return root
-
-
-def run(*argv: str) -> tuple[int, str]:
-    """The CLI's exit status and everything it wrote, counted in the hostile tally."""
-    out, err = io.StringIO(), io.StringIO()
-    TALLY.tried += 1
-    try:
-        with pytest.MonkeyPatch.context() as mp, time_bound(BOUND_SECONDS):
-            mp.setattr("sys.stdout", out)
-            mp.setattr("sys.stderr", err)
-            code = main(list(argv))
-    except Hang:
-        TALLY.hangs += 1
-        raise
-    except BaseException:
-        TALLY.tracebacks += 1
-        raise
-    text = out.getvalue() + err.getvalue()
-    if "Traceback" in text or code == 3:
-        TALLY.tracebacks += 1
-    return code, text
+from tests.hostile.cli_kit import HEAD, SECRET, SECRET_KEY, run
 
 
 def _fifo(path: Path) -> None:

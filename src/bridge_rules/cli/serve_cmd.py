@@ -298,9 +298,9 @@ def _declared_debug_log(config: ProxyConfig, runtime: Runtime) -> ProxyConfig:
     (pi-anthropic-messages' ``PI_ANTHROPIC_MESSAGES_DEBUG_LOG``), said on stderr."""
     from dataclasses import replace
 
-    from bridge_rules.compat.debuglog import declared_path
+    from bridge_rules.debuglog import declared_path
 
-    path = declared_path(runtime.rules)
+    path = declared_path(runtime.rules.debug_log)
     if config.debug_log is not None or path is None:
         return config
     assert runtime.rules.debug_log is not None  # a declared path implies the setting

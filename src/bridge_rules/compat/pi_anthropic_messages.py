@@ -10,7 +10,8 @@ rules (an overlay of the profile, say). docs/python-api.md lists them side by si
 
 With ``PI_ANTHROPIC_MESSAGES_DEBUG_LOG=/path`` set (the profile declares the variable as
 ``debug_log: {env: ...}``), :func:`transform_payload` appends the payload before and after
-and :func:`rename_tool_calls_in_place` each rename, through the proxy's debug log
+(as :meth:`Engine.outbound <bridge_rules.engine.Engine.outbound>` does for any caller) and
+:func:`rename_tool_calls_in_place` each rename, through :mod:`bridge_rules.debuglog`
 (owner-only file, prompt text omitted).
 """
 
@@ -20,10 +21,9 @@ import functools
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from bridge_rules.compat.debuglog import open_declared
 from bridge_rules.compat.tables import ReverseMap, lookup, reverse_map, stage
+from bridge_rules.debuglog import DebugLog, name_map
 from bridge_rules.engine import Engine, load
-from bridge_rules.proxy.obs import DebugLog
 
 PROFILE = "pi-anthropic-messages"
 
@@ -124,7 +124,7 @@ is_claude_anthropic_messages = is_anthropic_messages_gated
 
 def debug_log(rules: Engine | None = None, env: Mapping[str, str] | None = None) -> DebugLog | None:
     """The log ``PI_ANTHROPIC_MESSAGES_DEBUG_LOG`` names (as the profile declares), or None."""
-    return open_declared(_engine(rules).rules, env)
+    return _engine(rules).debug_log(env)
 
 
 def transform_payload(
@@ -132,23 +132,8 @@ def transform_payload(
 ) -> tuple[Any, dict[str, str]]:
     """``transformPayload``: the rewritten request (a new object) and its ``nameMap`` (each
     renamed tool under its original and its lowercase name). The input is not changed."""
-    eng = _engine(rules)
-    result = eng.outbound(payload, env=env)
-    name_map: dict[str, str] = {}
-    for local, wire in result.renames.items():
-        name_map[local] = wire
-        name_map.setdefault(local.lower(), wire)
-    log = debug_log(eng, env)
-    if log is not None:
-        log.write(
-            {
-                "event": "outbound",
-                "before": log.body(payload),
-                "after": log.body(result.payload),
-                "name_map": name_map,
-            }
-        )
-    return result.payload, name_map
+    result = _engine(rules).outbound(payload, env=env)  # which writes the debug log
+    return result.payload, name_map(result.renames)
 
 
 def rename_tool_calls_in_place(

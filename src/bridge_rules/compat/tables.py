@@ -8,61 +8,32 @@ import difflib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
-from bridge_rules.engine import Engine
-from bridge_rules.pins import Pin, load_pin
-from bridge_rules.stages import CompiledStage, PatternStage, PrefixStage, TableStage
+from bridge_rules.engine import Engine, StageTable, canonical_names
 
-
-@dataclass(frozen=True)
-class StageTable:
-    """One name stage of a rule set: its table (local -> wire; a canonical or passthrough
-    name maps to itself) and, for a prefix stage or a passthrough by prefix, the prefix."""
-
-    id: str
-    kind: str
-    case: str
-    reverse: str
-    table: Mapping[str, str]
-    prefix: str | None = None
-
-
-def _table(stage: TableStage) -> dict[str, str]:
-    return {key: key if stage.keeps_name else wire for key, (wire, _span) in stage.entries.items()}
-
-
-def _describe(stage: CompiledStage) -> StageTable:
-    table: dict[str, str] = {}
-    prefix: str | None = None
-    if isinstance(stage, TableStage):
-        table = _table(stage)
-    elif isinstance(stage, PatternStage):
-        table = _table(stage.table) if stage.table is not None else {}
-        prefix = stage.prefix
-    elif isinstance(stage, PrefixStage):
-        prefix = stage.value
-    return StageTable(stage.id, stage.kind, stage.case, stage.reverse, table, prefix)
+__all__ = [
+    "ReverseMap",
+    "StageTable",
+    "canonical_names",
+    "lookup",
+    "reverse_map",
+    "stage",
+    "stages",
+]
 
 
 def stages(engine: Engine) -> list[StageTable]:
     """Every name stage, in the order the way out tries them."""
-    return [_describe(stage) for stage in engine.rules.stages]
+    return engine.stage_tables()
 
 
 def stage(engine: Engine, stage_id: str) -> StageTable:
     """The stage with this id; ``KeyError`` naming the closest ids when there is none."""
-    found = {s.id: s for s in engine.rules.stages}
+    found = {s.id: s for s in engine.stage_tables()}
     if stage_id not in found:
         close = difflib.get_close_matches(stage_id, list(found), n=1)
         hint = f"; did you mean '{close[0]}'?" if close else ""
         raise KeyError(f"the rules have no stage '{stage_id}'{hint}")
-    return _describe(found[stage_id])
-
-
-def canonical_names(pin: str | Pin, include_declared: bool = False) -> list[str]:
-    """The tool names of a pin (``claude-code@2.1.330``) that are canonical: those the binary
-    sends; with ``include_declared``, also those only its type declarations list."""
-    found = load_pin(pin) if isinstance(pin, str) else pin
-    return found.canonical_names(include_declared)
+    return found[stage_id]
 
 
 @dataclass(frozen=True)

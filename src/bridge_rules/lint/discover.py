@@ -27,7 +27,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bridge_rules.diagnostics import Diagnostic, error
-from bridge_rules.outside import ALLOW_OUTSIDE_ENV, allow_outside_default, leaves, project_root
+from bridge_rules.outside import (
+    ALLOW_OUTSIDE_ENV,
+    allow_outside_default,
+    kernel_filesystem,
+    leaves,
+    project_root,
+)
 from bridge_rules.source import Span, escape
 
 if sys.version_info >= (3, 11):
@@ -143,6 +149,8 @@ def expand_directory(path: Path) -> list[Path]:
     a symlink to a directory out of the project is kept whole, for the loader to refuse."""
     if os.path.islink(path) and leaves(path, project_root(path.parent)):
         return [path]
+    if _kernel(path):
+        return [path]
     return _walk(path, project_root(path))
 
 
@@ -154,14 +162,27 @@ def _walk(directory: Path, root: Path) -> list[Path]:
         return []
     found: list[Path] = []
     for top, dirs, files in os.walk(directory, followlinks=False):
-        dirs.sort()
         found.extend(Path(top, name) for name in files if name.endswith(SUFFIXES))
-        found.extend(
-            Path(top, name)
-            for name in dirs
-            if os.path.islink(os.path.join(top, name)) and leaves(Path(top, name), root)
-        )
+        kept = []
+        for name in sorted(dirs):
+            inner = Path(top, name)
+            if os.path.islink(inner) and leaves(inner, root):
+                found.append(inner)
+            elif _kernel(inner):  # a mount of /proc or /sys inside the project: never walked
+                found.append(inner)
+                continue
+            kept.append(name)
+        dirs[:] = kept
     return sorted(found)
+
+
+def _kernel(path: Path) -> bool:
+    """Whether ``path`` lies on a kernel filesystem (``/proc``, ``/sys``), whose entries
+    are interfaces, not rule files, and may block or be consumed when read."""
+    try:
+        return kernel_filesystem(path, os.stat(path).st_dev) is not None
+    except (OSError, ValueError):
+        return False
 
 
 def _is_rule_file(path: Path) -> bool:
@@ -169,7 +190,8 @@ def _is_rule_file(path: Path) -> bool:
     a comment or a document marker starts with ``bridge-rules:``. Anything that is not a
     regular file counts, so that the loader refuses it by name instead of it being skipped."""
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
+        found = os.stat(path)
+        if not stat.S_ISREG(found.st_mode) or kernel_filesystem(path, found.st_dev):
             return True
         with open(path, "rb") as handle:
             head = handle.read(SNIFF_BYTES)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from bridge_rules import jsonio
+from bridge_rules.debuglog import DebugLog, omit_text
 from bridge_rules.engine import Engine
 from bridge_rules.gcpause import paused_for, tune_for_serving
 from bridge_rules.policy import PolicyError
@@ -37,13 +38,7 @@ from bridge_rules.proxy.errors import ProxyError, UpstreamAborted
 from bridge_rules.proxy.forward import Exchange, forward
 from bridge_rules.proxy.headers import expectation
 from bridge_rules.proxy.heap import HeapTrimmer
-from bridge_rules.proxy.obs import (
-    AccessRecord,
-    DebugLog,
-    configure_logging,
-    flush_access_log,
-    omit_text,
-)
+from bridge_rules.proxy.obs import AccessRecord, configure_logging, flush_access_log
 from bridge_rules.proxy.ops import OpsApp, with_ops
 from bridge_rules.proxy.reply import JSON, Message, Receive, Reply, Send
 from bridge_rules.proxy.routes import POLICY_HEADER, Router, policy_on, requested_switches

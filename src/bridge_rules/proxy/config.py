@@ -12,13 +12,13 @@ import errno
 import json
 import os
 import socket
-import stat
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 from urllib.parse import urlsplit, urlunsplit
 
+from bridge_rules.debuglog import private_problem
 from bridge_rules.proxy.browsers import host_problem, origin_problem
 from bridge_rules.proxy.routespec import ROUTE_WHERE, RouteSpec
 from bridge_rules.sealing import ENV_KEY as SEAL_KEY_ENV
@@ -118,23 +118,6 @@ def private_file_problem(path: str) -> str | None:
     except OSError as exc:
         return f"{path}: {exc.strerror or exc}"
     return private_problem(path, info)
-
-
-def private_problem(path: str, info: os.stat_result) -> str | None:
-    """Why the file ``info`` describes cannot hold a private log: a symbolic link (its
-    target is chosen by whoever made it), not a regular file, or one others may read or
-    write. The debug log holds request metadata even with every credential redacted."""
-    if stat.S_ISLNK(info.st_mode):
-        return f"{path} is a symbolic link; name the file itself"
-    if not stat.S_ISREG(info.st_mode):
-        return f"{path} is not a regular file"
-    if info.st_mode & 0o077:
-        mode = stat.S_IMODE(info.st_mode)
-        return (
-            f"{path} has mode {mode:04o}; a debug log must be readable by its owner only "
-            f"(chmod 600 {path}, or name a new file)"
-        )
-    return None
 
 
 def bind_problem(host: str, port: int) -> str | None:

@@ -25,11 +25,11 @@ from typing import Any
 import aiohttp
 
 from bridge_rules import jsonio
+from bridge_rules.debuglog import DebugLog
 from bridge_rules.gcpause import paused_for
 from bridge_rules.proxy.coding import Decoder, Undecodable, codings, decodable, decoded
 from bridge_rules.proxy.errors import ProxyError, UpstreamAborted, sse_error_event
 from bridge_rules.proxy.headers import filter_headers, redact, redact_query, request_headers
-from bridge_rules.proxy.obs import DebugLog
 from bridge_rules.proxy.reply import Message, Reply
 from bridge_rules.proxy.stream import EventTooLarge, StreamWatch, relay, too_large
 from bridge_rules.proxy.strict import Unreadable, checked, read_message, refusal, without_bom

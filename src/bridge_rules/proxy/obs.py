@@ -12,21 +12,16 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import errno
 import logging
 import math
-import os
 import sys
-import threading
 import time
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, ClassVar
 
 from bridge_rules import jsonio
-from bridge_rules.proxy.config import private_problem
 from bridge_rules.proxy.errors import UpstreamAborted
 
 if TYPE_CHECKING:
@@ -34,23 +29,6 @@ if TYPE_CHECKING:
 
 ACCESS_LOGGER = "bridge_rules.proxy.access"
 access_logger = logging.getLogger(ACCESS_LOGGER)
-
-# Strings under these keys are structure (ids, names, types), never prompt text.
-_STRUCTURAL = frozenset(
-    {
-        "type",
-        "name",
-        "id",
-        "tool_use_id",
-        "role",
-        "model",
-        "stop_reason",
-        "stop_sequence",
-        "media_type",
-        "tool_choice",
-        "event",
-    }
-)
 
 
 @dataclass(frozen=True)
@@ -257,72 +235,6 @@ class AccessRecord:
         ctx = CURRENT_REQUEST.get()
         if ctx is not None and ctx.observe is not None:
             ctx.observe(self)
-
-
-OMIT_DEPTH = 64  # deeper containers are logged as one placeholder
-
-
-def omit_text(value: Any, key: str | None = None, depth: int = 0) -> Any:
-    """A JSON value with every free-text string replaced by ``<N chars omitted>``."""
-    if isinstance(value, str):
-        if key in _STRUCTURAL:
-            return value
-        return f"<{len(value)} chars omitted>"
-    if isinstance(value, (dict, list)) and depth >= OMIT_DEPTH:
-        return f"<nested deeper than {OMIT_DEPTH} levels omitted>"
-    if isinstance(value, dict):
-        return {k: omit_text(v, k, depth + 1) for k, v in value.items()}
-    if isinstance(value, list):
-        return [omit_text(v, key, depth + 1) for v in value]
-    return value
-
-
-class DebugLogRefused(OSError):
-    """The debug log's path is a symbolic link, not a regular file, or open to others."""
-
-
-class DebugLog:
-    """JSON lines appended to a file; safe to share between a worker's requests.
-
-    Created owner-only (0600): even with prompts omitted it holds ids, tool names and
-    headers. A path that is a symbolic link is refused, not followed (``O_NOFOLLOW``), and
-    so is an existing file others may read, checked on the opened file itself (no window
-    between a check and the open)."""
-
-    def __init__(self, path: str | Path, log_prompts: bool = False) -> None:
-        self.log_prompts = log_prompts
-        self._lock = threading.Lock()
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-        try:  # O_NONBLOCK: a FIFO without a reader fails (ENXIO) rather than blocks
-            fd = os.open(Path(path), flags | os.O_NONBLOCK, 0o600)
-        except OSError as exc:
-            if exc.errno == errno.ELOOP:
-                raise DebugLogRefused(f"{path} is a symbolic link; name the file itself") from None
-            if exc.errno == errno.ENXIO:
-                raise DebugLogRefused(f"{path} is not a regular file") from None
-            raise
-        problem = private_problem(str(path), os.fstat(fd))
-        if problem is not None:
-            os.close(fd)
-            raise DebugLogRefused(problem)
-        self._file: IO[bytes] = os.fdopen(fd, "ab")
-
-    def body(self, value: Any) -> Any:
-        return value if self.log_prompts else omit_text(value)
-
-    def text(self, data: bytes) -> str:
-        if self.log_prompts:
-            return data.decode("utf-8", "replace")
-        return f"<{len(data)} bytes omitted>"
-
-    def write(self, record: dict[str, Any]) -> None:
-        line = jsonio.dumps(record) + b"\n"
-        with self._lock:
-            self._file.write(line)
-            self._file.flush()
-
-    def close(self) -> None:
-        self._file.close()
 
 
 class _DropAborted(logging.Filter):
