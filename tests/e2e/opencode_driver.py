@@ -16,9 +16,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -26,16 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from npm_install import NpmInstallError, npm_install
-from tests.ports import free_port
+from serve_process import SetupError, serving
 from toolchain import agent_path
 
 OPENCODE_PACKAGE = "opencode-ai"
 OPENCODE_VERSION = "1.18.33"
 DOC = Path(__file__).resolve().parents[2] / "docs" / "profiles" / "opencode.md"
-
-
-class SetupError(RuntimeError):
-    pass
 
 
 def install_opencode(cache: Path) -> Path:
@@ -55,39 +48,6 @@ def bridge_rules_serve(upstream: str, *rules: str) -> Iterator[str]:
         options += ["--rules", ref]
     with serving(*options) as url:
         yield url
-
-
-@contextmanager
-def serving(*options: str) -> Iterator[str]:
-    """``bridge-rules serve OPTIONS`` as a separate process on a free port; yields its URL."""
-    port = free_port()
-    cli = Path(sys.executable).with_name("bridge-rules")
-    args = [str(cli), "serve", *options, "--port", str(port)]
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            if proc.poll() is not None:
-                raise SetupError(
-                    f"bridge-rules serve exited: {proc.stderr.read() if proc.stderr else ''}"
-                )
-            try:
-                with urllib.request.urlopen(f"{url}/healthz", timeout=1) as reply:
-                    if reply.status == 200:
-                        break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise SetupError("bridge-rules serve did not answer /healthz") from None
-                time.sleep(0.1)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
 
 
 @dataclass

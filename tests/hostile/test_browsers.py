@@ -28,7 +28,7 @@ PORT = st.one_of(st.just(""), st.integers(1, 65535).map(lambda p: f":{p}"))
 
 @contextmanager
 def serve(*options: str, env: dict[str, str] | None = None) -> Iterator[tuple[Canned, str]]:
-    from opencode_driver import serving  # tests/e2e, on the path once http_kit is imported
+    from serve_process import serving  # tests/e2e, on the path once http_kit is imported
 
     saved = dict(os.environ)
     os.environ.update(env or {})

@@ -29,7 +29,7 @@ BODY = json.dumps({
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Canned, str]]:
-    from opencode_driver import serving  # tests/e2e, on the path once http_kit is imported
+    from serve_process import serving  # tests/e2e, on the path once http_kit is imported
 
     with Canned() as up:
         up.reply.body = [READ_CALL]

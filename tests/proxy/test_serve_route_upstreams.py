@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from canned import TEXT_ANSWER, Canned
-from opencode_driver import serving
+from serve_process import serving
 from tests.proxy import loopback
 
 REQUEST = {"model": "claude-sonnet-4-5", "max_tokens": 9,
