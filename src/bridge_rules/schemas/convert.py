@@ -60,11 +60,16 @@ def _untyped(schema: Any) -> bool:
     )
 
 
+_UNION = ("anyOf", "oneOf", "allOf", "$ref")
+
+
 def _open_map(schema: dict[str, Any]) -> bool:
+    """An object of any keys; not a union of objects, whose members are objects themselves."""
     return (
         kinds(schema) == {"object"}
         and not schema.get("properties")
         and schema.get("additionalProperties") is not False
+        and not any(k in schema for k in _UNION)
     )
 
 
@@ -134,6 +139,7 @@ class _Walk:
         if p.has("enum-as-strings"):
             shape = self.enum_strings(s, ptr, shape)
         self.refused(s, ptr)
+        shape = self.closed(original, s, shape)
         out_kinds = kinds(s)
         shape = shape if shape.identity else _with_kinds(shape, kinds(original), out_kinds)
         return (original if s == original else s), shape
@@ -145,6 +151,7 @@ class _Walk:
         items: Shape | None = None
         branches: tuple[Shape, ...] = ()
         p = self.profile
+        given: list[Any] = s["required"] if isinstance(s.get("required"), list) else []
         if isinstance(s.get("properties"), dict):
             props = {}
             for name, sub in s["properties"].items():
@@ -152,7 +159,7 @@ class _Walk:
                 if not sub_shape.identity:
                     props_shape[name] = sub_shape
             s["properties"] = props
-        if kinds(s) == {"object"} or "properties" in s:
+        if "properties" in s or (kinds(s) == {"object"} and not any(k in s for k in _UNION)):
             nulled = self.objects(s, ptr)
         if "items" in s and not isinstance(s["items"], list):
             s["items"], got = self.node(s["items"], f"{ptr}/items", refs)
@@ -170,8 +177,14 @@ class _Walk:
                 branches = tuple(shapes)
         if not (props_shape or nulled or items or branches):
             return IDENTITY
+        optional = frozenset(n for n, sh in props_shape.items() if sh.json_text and n not in given)
         return Shape(
-            keys=_keys(s), props=props_shape, nulled=nulled, items=items, branches=branches
+            keys=_keys(s),
+            props=props_shape,
+            nulled=nulled,
+            optional=optional,
+            items=items,
+            branches=branches,
         )
 
     def objects(self, s: dict[str, Any], ptr: str) -> frozenset[str]:
@@ -250,6 +263,8 @@ class _Walk:
         )
 
     def refused(self, s: dict[str, Any], ptr: str) -> None:
+        self.min_length_pattern(s, ptr)
+        self.exclusive_integers(s, ptr)
         gone = [k for k in list(s) if k != "description" and self.profile.refused(k, s[k])]
         words = []
         for key in gone:
@@ -258,6 +273,65 @@ class _Walk:
                 words.append(said)
             self.note("describe-refused", ptr, f"{key} moved into the description")
         describe(s, words)
+
+    def closed(self, original: Any, s: dict[str, Any], shape: Shape) -> Shape:
+        """An object closed in the agent's schema whose ``additionalProperties: false`` the
+        target refused: keys it does not declare are dropped when calls come back."""
+        props = s.get("properties")
+        if (
+            not isinstance(original, dict)
+            or original.get("additionalProperties") is not False
+            or s.get("additionalProperties") is False
+            or not isinstance(props, dict)
+        ):
+            return shape
+        return dataclasses.replace(shape, closed=frozenset(props), keys=frozenset(props))
+
+    def exclusive_integers(self, s: dict[str, Any], ptr: str) -> None:
+        """An exclusive bound on integers the target refuses, written as the inclusive one
+        next to it (``exclusiveMinimum: 0`` is ``minimum: 1``): the same values, exactly."""
+        if kinds(s) - {"null"} != {"integer"}:
+            return
+        for key, bound, step in (
+            ("exclusiveMinimum", "minimum", 1),
+            ("exclusiveMaximum", "maximum", -1),
+        ):
+            value = s.get(key)
+            if (
+                isinstance(value, int)
+                and not isinstance(value, bool)
+                and self.profile.refused(key, value)
+                and not self.profile.refused(bound, value)
+            ):
+                inclusive: float = value + step
+                held = s.get(bound)
+                if isinstance(held, (int, float)) and not isinstance(held, bool):
+                    inclusive = max(inclusive, held) if step > 0 else min(inclusive, held)
+                s[bound] = inclusive
+                del s[key]
+                self.note("describe-refused", ptr, f"{key} {value} written as {bound} {inclusive}")
+
+    def min_length_pattern(self, s: dict[str, Any], ptr: str) -> None:
+        """A ``minLength`` the target refuses, on a string without a pattern, said as the
+        pattern ``^[\\s\\S]{n,}`` too: the model then cannot send a shorter string, where
+        the description alone would only ask it not to."""
+        low = s.get("minLength")
+        p = self.profile
+        if (
+            isinstance(low, int)
+            and not isinstance(low, bool)
+            and 0 < low <= _MAX_PATTERN_LENGTH
+            and "pattern" not in s
+            and kinds(s) <= {"string", "null"}
+            and p.refused("minLength", low)
+            and not p.refused("pattern", "")
+        ):
+            s["pattern"] = "^[\\s\\S]{" + str(low) + ",}"
+            self.note("describe-refused", ptr, "minLength also written as a pattern")
+
+
+_MAX_PATTERN_LENGTH = 1000
+"""The longest ``minLength`` written as a pattern (a larger one only goes in words)."""
 
 
 def _keys(schema: Any) -> frozenset[str] | None:
