@@ -13,6 +13,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from bridge_rules.jsonio import dumps
+from bridge_rules.schemas.budget import BUDGET_NOTE, MAX_INLINED_BYTES, MAX_INLINED_NODES, budget
+from bridge_rules.schemas.exact import exclusive_integers, min_length_pattern
 from bridge_rules.schemas.merge import flatten_union, merge_all_of, nullable, resolve_ref
 from bridge_rules.schemas.shape import ALL_KINDS, IDENTITY, Shape, kinds
 from bridge_rules.schemas.targets import Profile
@@ -78,6 +81,23 @@ class _Walk:
     profile: Profile
     root: Any
     changes: list[Change] = field(default_factory=list)
+    nodes_left: int = MAX_INLINED_NODES
+    bytes_left: int = MAX_INLINED_BYTES
+    sizes: dict[str, int] = field(default_factory=dict)
+
+    def spent(self, ref: str, target: Any) -> bool:
+        """Whether inlining ``ref`` (``target``) goes past the conversion's budget; counts it
+        when it does not."""
+        size = self.sizes.get(ref)
+        if size is None:
+            try:
+                size = self.sizes[ref] = len(dumps(target))
+            except (TypeError, ValueError):
+                size = self.sizes[ref] = MAX_INLINED_BYTES
+        if size > self.bytes_left:
+            return True
+        self.bytes_left -= size
+        return False
 
     def note(self, rule: str, pointer: str, detail: str) -> None:
         self.changes.append(Change(rule, pointer, detail))
@@ -104,11 +124,17 @@ class _Walk:
             return schema, IDENTITY
         original = schema
         s = dict(schema)
+        if refs:
+            self.nodes_left -= 1
+            if self.nodes_left < 0:
+                return self.json_text(s, ptr, BUDGET_NOTE, "inline-refs")
         if p.has("inline-refs") and isinstance(s.get("$ref"), str):
             ref = s["$ref"]
             if refs.count(ref) >= p.ref_depth:
                 return self.json_text(s, ptr, f" (recursion through {ref} cut)", "inline-refs")
             target = resolve_ref(self.root, ref)
+            if target is not None and self.spent(ref, target):
+                return self.json_text(s, ptr, BUDGET_NOTE, "inline-refs")
             if target is not None:
                 s.pop("$ref")
                 merged = {**target, **s} if isinstance(target, dict) else target
@@ -263,8 +289,8 @@ class _Walk:
         )
 
     def refused(self, s: dict[str, Any], ptr: str) -> None:
-        self.min_length_pattern(s, ptr)
-        self.exclusive_integers(s, ptr)
+        min_length_pattern(self.profile, s, ptr, self.note)
+        exclusive_integers(self.profile, s, ptr, self.note)
         gone = [k for k in list(s) if k != "description" and self.profile.refused(k, s[k])]
         words = []
         for key in gone:
@@ -286,52 +312,6 @@ class _Walk:
         ):
             return shape
         return dataclasses.replace(shape, closed=frozenset(props), keys=frozenset(props))
-
-    def exclusive_integers(self, s: dict[str, Any], ptr: str) -> None:
-        """An exclusive bound on integers the target refuses, written as the inclusive one
-        next to it (``exclusiveMinimum: 0`` is ``minimum: 1``): the same values, exactly."""
-        if kinds(s) - {"null"} != {"integer"}:
-            return
-        for key, bound, step in (
-            ("exclusiveMinimum", "minimum", 1),
-            ("exclusiveMaximum", "maximum", -1),
-        ):
-            value = s.get(key)
-            if (
-                isinstance(value, int)
-                and not isinstance(value, bool)
-                and self.profile.refused(key, value)
-                and not self.profile.refused(bound, value)
-            ):
-                inclusive: float = value + step
-                held = s.get(bound)
-                if isinstance(held, (int, float)) and not isinstance(held, bool):
-                    inclusive = max(inclusive, held) if step > 0 else min(inclusive, held)
-                s[bound] = inclusive
-                del s[key]
-                self.note("describe-refused", ptr, f"{key} {value} written as {bound} {inclusive}")
-
-    def min_length_pattern(self, s: dict[str, Any], ptr: str) -> None:
-        """A ``minLength`` the target refuses, on a string without a pattern, said as the
-        pattern ``^[\\s\\S]{n,}`` too: the model then cannot send a shorter string, where
-        the description alone would only ask it not to."""
-        low = s.get("minLength")
-        p = self.profile
-        if (
-            isinstance(low, int)
-            and not isinstance(low, bool)
-            and 0 < low <= _MAX_PATTERN_LENGTH
-            and "pattern" not in s
-            and kinds(s) <= {"string", "null"}
-            and p.refused("minLength", low)
-            and not p.refused("pattern", "")
-        ):
-            s["pattern"] = "^[\\s\\S]{" + str(low) + ",}"
-            self.note("describe-refused", ptr, "minLength also written as a pattern")
-
-
-_MAX_PATTERN_LENGTH = 1000
-"""The longest ``minLength`` written as a pattern (a larger one only goes in words)."""
 
 
 def _keys(schema: Any) -> frozenset[str] | None:
@@ -371,6 +351,12 @@ def convert(schema: Any, profile: Profile) -> Conversion:
 
 def _convert(schema: Any, profile: Profile) -> Conversion:
     walk = _Walk(profile, schema)
+    if profile.has("inline-refs"):
+        try:
+            size = len(dumps(schema))
+        except (TypeError, ValueError):  # not JSON (a Python caller's object): the least
+            size = 0
+        walk.nodes_left, walk.bytes_left = budget(size)
     work: Any = schema
     wrap: str | None = None
     variants = None
