@@ -16,7 +16,13 @@ from typing import Any
 from bridge_rules.jsonio import dumps
 from bridge_rules.schemas.budget import BUDGET_NOTE, MAX_INLINED_BYTES, MAX_INLINED_NODES, budget
 from bridge_rules.schemas.exact import exclusive_integers, min_length_pattern
-from bridge_rules.schemas.merge import flatten_union, merge_all_of, nullable, resolve_ref
+from bridge_rules.schemas.merge import (
+    flatten_union,
+    fold_all_of,
+    merge_all_of,
+    nullable,
+    resolve_ref,
+)
 from bridge_rules.schemas.shape import ALL_KINDS, IDENTITY, Shape, kinds
 from bridge_rules.schemas.targets import Profile
 from bridge_rules.schemas.words import describe, phrase
@@ -151,6 +157,9 @@ class _Walk:
             if merged_all is not None:
                 s = merged_all
                 self.note("merge-allof", ptr, "allOf merged into one schema")
+            elif p.has("describe-refused") and (folded := fold_all_of(s, self.root)):
+                s = folded
+                self.note("merge-allof", ptr, "allOf of constraints folded into one schema")
         if p.has("oneof-to-anyof") and "oneOf" in s:
             s["anyOf"] = s.pop("oneOf")
             self.note("oneof-to-anyof", ptr, "oneOf written as anyOf")
@@ -216,6 +225,9 @@ class _Walk:
     def objects(self, s: dict[str, Any], ptr: str) -> frozenset[str]:
         p = self.profile
         if p.has("close-objects"):
+            if "type" not in s and not any(k in s for k in _UNION):
+                s["type"] = "object"
+                self.note("close-objects", ptr, "type: object added")
             s.setdefault("properties", {})
             if s.get("additionalProperties") is not False:
                 was = "open" if "additionalProperties" not in s else "restricted"
