@@ -57,7 +57,7 @@ CHUNK = 10
 """Tools per answer: Hypothesis draws one answer's calls as one example, and an example
 holds only so many choices; every chunk of the corpus gets its own examples."""
 SETTINGS = settings(
-    max_examples=3,  # per chunk: 12 chunks x 4 targets x 2 paths, 20 calls each
+    max_examples=2,  # per chunk: 12 chunks x 4 targets, 20 calls an answer
     deadline=None,
     database=None,
     suppress_health_check=list(HealthCheck),
