@@ -51,8 +51,12 @@ def _write_example(text: str, where: Path, code: str, bad: bool) -> Path:
 
 def _codes(text: str, tmp_path: Path, code: str, bad: bool) -> set[str]:
     path = _write_example(text, tmp_path, code, bad)
+    here = os.getcwd()
     os.chdir(tmp_path)  # an example's own pins (.bridge-rules/pins) are the project's
-    return {d.code for d in lint_target(path).diagnostics}
+    try:
+        return {d.code for d in lint_target(path).diagnostics}
+    finally:
+        os.chdir(here)
 
 
 @pytest.mark.parametrize("code", LINT_CODES)
