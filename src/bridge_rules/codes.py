@@ -459,6 +459,29 @@ _add(
     ),
 )
 
+_MYAGENT = (
+    '{"tools": {"Read": {"input_schema": {"type": "object", '
+    '"properties": {"path": {"type": "string"}}, "required": ["path"]}}}}'
+)
+_add(
+    CodeDoc(
+        "BR319",
+        "Claude Code name, missing fields",
+        "A tool of the local pin has the very name of a Claude Code tool but its schema "
+        "lacks fields that tool requires, and no binding maps them: a model calls it with "
+        "Claude Code's arguments (`Read` with `file_path`) and the agent cannot run the call. "
+        "Bind it with the operations that map the arguments. Without a `pin:` the newest "
+        "Claude Code pin on the search path is the reference.",
+        bad="# rules.yaml\n" + _HEAD + "local_pin: myagent@1.0.0\n"
+        "# .bridge-rules/pins/myagent@1.0.0.json\n" + _MYAGENT + "\n",
+        good="# rules.yaml\n" + _HEAD + "local_pin: myagent@1.0.0\nbindings:\n"
+        "  - local: Read\n    wire: Read\n    schema: canonical\n    input:\n"
+        "      - rename: {file_path: path}\n"
+        "# .bridge-rules/pins/myagent@1.0.0.json\n" + _MYAGENT + "\n",
+        severity="warning",
+    ),
+)
+
 # ------------------------------------------------ BR4xx: bindings and repair
 _BIND = _PIN + "local_pin: pi@0.73.1\nbindings:\n  - local: read\n    wire: Read\n"
 

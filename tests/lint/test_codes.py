@@ -7,6 +7,7 @@ the alias-bomb example (BR010) is abridged in the docs, so the test builds it.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -35,7 +36,7 @@ def _write_example(text: str, where: Path, code: str, bad: bool) -> Path:
         path = where / "rules.yaml"
         path.write_bytes(_alias_bomb())
         return path
-    parts = re.split(r"^# (\S+\.yaml)\n", text, flags=re.M)
+    parts = re.split(r"^# (\S+\.(?:yaml|json))\n", text, flags=re.M)
     files = (
         list(zip(parts[1::2], parts[2::2], strict=False))
         if len(parts) > 1
@@ -43,13 +44,19 @@ def _write_example(text: str, where: Path, code: str, bad: bool) -> Path:
     )
     for name, body in files:
         raw = re.sub(rb"\\x([0-9a-fA-F]{2})", lambda m: bytes([int(m[1], 16)]), body.encode())
+        (where / name).parent.mkdir(parents=True, exist_ok=True)  # a project pin beside
         (where / name).write_bytes(raw)
     return where / files[0][0]
 
 
 def _codes(text: str, tmp_path: Path, code: str, bad: bool) -> set[str]:
     path = _write_example(text, tmp_path, code, bad)
-    return {d.code for d in lint_target(path).diagnostics}
+    here = os.getcwd()
+    os.chdir(tmp_path)  # an example's own pins (.bridge-rules/pins) are the project's
+    try:
+        return {d.code for d in lint_target(path).diagnostics}
+    finally:
+        os.chdir(here)
 
 
 @pytest.mark.parametrize("code", LINT_CODES)

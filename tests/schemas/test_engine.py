@@ -57,6 +57,7 @@ def test_openai_strict_tools_go_out_strict_and_calls_come_back_as_the_agent_wrot
     assert schema["required"] == ["query", "limit", "filters"]
     assert schema["properties"]["query"] == {
         "type": "string",
+        "pattern": "^[\\s\\S]{2,}",
         "description": "At least 2 characters.",
     }
     model_call = {"query": "x y", "limit": None, "filters": '{"lang":"py"}'}

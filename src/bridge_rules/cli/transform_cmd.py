@@ -44,6 +44,15 @@ RegisteredOption = Annotated[
     ),
 ]
 PrettyOption = Annotated[bool, typer.Option("--pretty", help="Indent the JSON output.")]
+RequestOption = Annotated[
+    Optional[str],  # noqa: UP045
+    typer.Option(
+        "--request",
+        help="The request this answers (a JSON file): its tools' schemas, as converted for "
+        "`schemas.target`, say how calls come back (default: the rules' local_pin).",
+        metavar="FILE",
+    ),
+]
 _CHUNK = 1 << 16
 
 
@@ -123,17 +132,45 @@ def outbound(
     return EXIT_OK
 
 
+def _schemas(engine: Any, request: str | None, registered: str | None) -> tuple[Any, Any]:
+    """(registered, shapes) for an answer: from the request it answers, else from the rules'
+    local pin; stderr says which, so a call left in the wire's shape is never a surprise."""
+    from bridge_rules.transform.pinned import pinned_shapes
+
+    names = split_names(registered)
+    if request is not None:
+        result = engine.outbound(_read_json(request))
+        said = f"the request {request} ({len(result.shapes)} converted)"
+        if not result.gate_open:
+            said = f"the request {request} (gate closed: nothing converted)"
+        sys.stderr.write(f"schemas: from {said}\n")
+        return (names if names is not None else result.registered), result.shapes
+    pin = engine.runtime.rules.local_pin
+    if pin is not None:
+        shapes = pinned_shapes(engine.runtime, pin.tools)
+        sys.stderr.write(f"schemas: from the local pin {pin.spec} ({len(shapes)} converted)\n")
+        return names, shapes
+    if engine.runtime.schema_book.profile.target not in (None, "anthropic"):
+        sys.stderr.write(
+            "schemas: none known (no --request FILE, no local_pin): arguments of calls to "
+            "tools whose schemas were converted are not restored\n"
+        )
+    return names, None
+
+
 @transform_app.command()
 def inbound(
     file: FileArg = "-",
     rules: RulesOption = None,
     registered: RegisteredOption = None,
+    request: RequestOption = None,
     pretty: PrettyOption = False,
 ) -> int:
     """Rewrite a non-streaming response message: tool calls back to local names and arguments."""
     engine = load_engine(rules)
     message = _read_json(file)
-    _write_json(engine.inbound(message, registered=split_names(registered)), pretty)
+    names, shapes = _schemas(engine, request, registered)
+    _write_json(engine.inbound(message, registered=names, shapes=shapes), pretty)
     return EXIT_OK
 
 
@@ -142,14 +179,16 @@ def stream(
     file: FileArg = "-",
     rules: RulesOption = None,
     registered: RegisteredOption = None,
+    request: RequestOption = None,
 ) -> int:
     """Rewrite an SSE response stream as it arrives; unchanged events are copied byte for byte."""
     engine = load_engine(rules)
+    names, shapes = _schemas(engine, request, registered)
     out = sys.stdout.buffer
     with _open(file) as handle:
         read = getattr(handle, "read1", handle.read)
         chunks = iter(lambda: read(_CHUNK), b"")
-        for piece in engine.inbound_stream(chunks, registered=split_names(registered)):
+        for piece in engine.inbound_stream(chunks, registered=names, shapes=shapes):
             out.write(piece)
             out.flush()
     return EXIT_OK

@@ -13,7 +13,16 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from bridge_rules.schemas.merge import flatten_union, merge_all_of, nullable, resolve_ref
+from bridge_rules.jsonio import dumps
+from bridge_rules.schemas.budget import BUDGET_NOTE, MAX_INLINED_BYTES, MAX_INLINED_NODES, budget
+from bridge_rules.schemas.exact import exclusive_integers, min_length_pattern
+from bridge_rules.schemas.merge import (
+    flatten_union,
+    fold_all_of,
+    merge_all_of,
+    nullable,
+    resolve_ref,
+)
 from bridge_rules.schemas.shape import ALL_KINDS, IDENTITY, Shape, kinds
 from bridge_rules.schemas.targets import Profile
 from bridge_rules.schemas.words import describe, phrase
@@ -60,11 +69,16 @@ def _untyped(schema: Any) -> bool:
     )
 
 
+_UNION = ("anyOf", "oneOf", "allOf", "$ref")
+
+
 def _open_map(schema: dict[str, Any]) -> bool:
+    """An object of any keys; not a union of objects, whose members are objects themselves."""
     return (
         kinds(schema) == {"object"}
         and not schema.get("properties")
         and schema.get("additionalProperties") is not False
+        and not any(k in schema for k in _UNION)
     )
 
 
@@ -73,6 +87,23 @@ class _Walk:
     profile: Profile
     root: Any
     changes: list[Change] = field(default_factory=list)
+    nodes_left: int = MAX_INLINED_NODES
+    bytes_left: int = MAX_INLINED_BYTES
+    sizes: dict[str, int] = field(default_factory=dict)
+
+    def spent(self, ref: str, target: Any) -> bool:
+        """Whether inlining ``ref`` (``target``) goes past the conversion's budget; counts it
+        when it does not."""
+        size = self.sizes.get(ref)
+        if size is None:
+            try:
+                size = self.sizes[ref] = len(dumps(target))
+            except (TypeError, ValueError):
+                size = self.sizes[ref] = MAX_INLINED_BYTES
+        if size > self.bytes_left:
+            return True
+        self.bytes_left -= size
+        return False
 
     def note(self, rule: str, pointer: str, detail: str) -> None:
         self.changes.append(Change(rule, pointer, detail))
@@ -99,11 +130,17 @@ class _Walk:
             return schema, IDENTITY
         original = schema
         s = dict(schema)
+        if refs:
+            self.nodes_left -= 1
+            if self.nodes_left < 0:
+                return self.json_text(s, ptr, BUDGET_NOTE, "inline-refs")
         if p.has("inline-refs") and isinstance(s.get("$ref"), str):
             ref = s["$ref"]
             if refs.count(ref) >= p.ref_depth:
                 return self.json_text(s, ptr, f" (recursion through {ref} cut)", "inline-refs")
             target = resolve_ref(self.root, ref)
+            if target is not None and self.spent(ref, target):
+                return self.json_text(s, ptr, BUDGET_NOTE, "inline-refs")
             if target is not None:
                 s.pop("$ref")
                 merged = {**target, **s} if isinstance(target, dict) else target
@@ -120,6 +157,9 @@ class _Walk:
             if merged_all is not None:
                 s = merged_all
                 self.note("merge-allof", ptr, "allOf merged into one schema")
+            elif p.has("describe-refused") and (folded := fold_all_of(s, self.root)):
+                s = folded
+                self.note("merge-allof", ptr, "allOf of constraints folded into one schema")
         if p.has("oneof-to-anyof") and "oneOf" in s:
             s["anyOf"] = s.pop("oneOf")
             self.note("oneof-to-anyof", ptr, "oneOf written as anyOf")
@@ -134,6 +174,7 @@ class _Walk:
         if p.has("enum-as-strings"):
             shape = self.enum_strings(s, ptr, shape)
         self.refused(s, ptr)
+        shape = self.closed(original, s, shape)
         out_kinds = kinds(s)
         shape = shape if shape.identity else _with_kinds(shape, kinds(original), out_kinds)
         return (original if s == original else s), shape
@@ -145,6 +186,7 @@ class _Walk:
         items: Shape | None = None
         branches: tuple[Shape, ...] = ()
         p = self.profile
+        given: list[Any] = s["required"] if isinstance(s.get("required"), list) else []
         if isinstance(s.get("properties"), dict):
             props = {}
             for name, sub in s["properties"].items():
@@ -152,7 +194,7 @@ class _Walk:
                 if not sub_shape.identity:
                     props_shape[name] = sub_shape
             s["properties"] = props
-        if kinds(s) == {"object"} or "properties" in s:
+        if "properties" in s or (kinds(s) == {"object"} and not any(k in s for k in _UNION)):
             nulled = self.objects(s, ptr)
         if "items" in s and not isinstance(s["items"], list):
             s["items"], got = self.node(s["items"], f"{ptr}/items", refs)
@@ -170,13 +212,22 @@ class _Walk:
                 branches = tuple(shapes)
         if not (props_shape or nulled or items or branches):
             return IDENTITY
+        optional = frozenset(n for n, sh in props_shape.items() if sh.json_text and n not in given)
         return Shape(
-            keys=_keys(s), props=props_shape, nulled=nulled, items=items, branches=branches
+            keys=_keys(s),
+            props=props_shape,
+            nulled=nulled,
+            optional=optional,
+            items=items,
+            branches=branches,
         )
 
     def objects(self, s: dict[str, Any], ptr: str) -> frozenset[str]:
         p = self.profile
         if p.has("close-objects"):
+            if "type" not in s and not any(k in s for k in _UNION):
+                s["type"] = "object"
+                self.note("close-objects", ptr, "type: object added")
             s.setdefault("properties", {})
             if s.get("additionalProperties") is not False:
                 was = "open" if "additionalProperties" not in s else "restricted"
@@ -250,6 +301,8 @@ class _Walk:
         )
 
     def refused(self, s: dict[str, Any], ptr: str) -> None:
+        min_length_pattern(self.profile, s, ptr, self.note)
+        exclusive_integers(self.profile, s, ptr, self.note)
         gone = [k for k in list(s) if k != "description" and self.profile.refused(k, s[k])]
         words = []
         for key in gone:
@@ -258,6 +311,19 @@ class _Walk:
                 words.append(said)
             self.note("describe-refused", ptr, f"{key} moved into the description")
         describe(s, words)
+
+    def closed(self, original: Any, s: dict[str, Any], shape: Shape) -> Shape:
+        """An object closed in the agent's schema whose ``additionalProperties: false`` the
+        target refused: keys it does not declare are dropped when calls come back."""
+        props = s.get("properties")
+        if (
+            not isinstance(original, dict)
+            or original.get("additionalProperties") is not False
+            or s.get("additionalProperties") is False
+            or not isinstance(props, dict)
+        ):
+            return shape
+        return dataclasses.replace(shape, closed=frozenset(props), keys=frozenset(props))
 
 
 def _keys(schema: Any) -> frozenset[str] | None:
@@ -297,6 +363,12 @@ def convert(schema: Any, profile: Profile) -> Conversion:
 
 def _convert(schema: Any, profile: Profile) -> Conversion:
     walk = _Walk(profile, schema)
+    if profile.has("inline-refs"):
+        try:
+            size = len(dumps(schema))
+        except (TypeError, ValueError):  # not JSON (a Python caller's object): the least
+            size = 0
+        walk.nodes_left, walk.bytes_left = budget(size)
     work: Any = schema
     wrap: str | None = None
     variants = None

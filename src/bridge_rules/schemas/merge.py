@@ -75,6 +75,32 @@ def merge_all_of(schema: dict[str, Any], root: Any) -> dict[str, Any] | None:
     return out
 
 
+def fold_all_of(schema: dict[str, Any], root: Any) -> dict[str, Any] | None:
+    """An ``allOf`` of constraints on one value (``[{pattern: a}, {maxLength: 9}]``) folded
+    into ``schema``, for targets that refuse ``allOf``; a keyword two parts give
+    differently keeps the first, and the others are said in the description. None when a
+    part is about an object's keys (those merge with :func:`merge_all_of`) or is not a
+    schema."""
+    parts = [_deref(root, p) for p in schema["allOf"]]
+    if not all(isinstance(p, dict) for p in parts) or any(
+        "properties" in p or p.get("type") == "object" or "$ref" in p for p in parts
+    ):
+        return None
+    out = {k: v for k, v in schema.items() if k != "allOf"}
+    rest: dict[str, Any] = {}
+    for part in parts:
+        for key, value in part.items():
+            if key not in out:
+                out[key] = value
+            elif out[key] != value and key != "description":
+                rest.setdefault(key, value)
+    if rest:
+        words = "; ".join(f"also {k}: {json.dumps(v)}" for k, v in rest.items())
+        said = out.get("description")
+        out["description"] = f"{said} ({words})" if isinstance(said, str) else f"({words})"
+    return out
+
+
 def nullable(schema: Any) -> Any:
     """``schema`` that also accepts ``null``."""
     if not isinstance(schema, dict) or "null" in kinds(schema):

@@ -95,6 +95,12 @@ class Shape:
     props: Mapping[str, Shape] = field(default_factory=dict)
     nulled: frozenset[str] = frozenset()
     """Optional properties made required and nullable: a ``null`` there means absent."""
+    closed: frozenset[str] | None = None
+    """An object the agent's schema closes (``additionalProperties: false``) that the target
+    cannot close (Gemini): keys it does not declare are dropped on the way back."""
+    optional: frozenset[str] = frozenset()
+    """Optional properties sent as JSON text: text that is not a value of their type is
+    dropped (absent is what the agent's schema allows there)."""
     items: Shape | None = None
     strings: Mapping[str, Any] | None = None
     """A non-string enum or const sent as strings: wire string -> the agent's value."""
@@ -109,6 +115,8 @@ class Shape:
             and self.wrap is None
             and not self.props
             and not self.nulled
+            and not self.optional
+            and self.closed is None
             and self.items is None
             and self.strings is None
             and not self.branches
@@ -149,40 +157,78 @@ class Shape:
     # ------------------------------------------------------------ restore
     def restore(self, value: Any) -> Any:
         """What the model sent -> the agent's own shape."""
-        out = self._restore_node(value)
-        if self.wrap is None:
-            return out
-        return out[self.wrap] if isinstance(out, dict) and self.wrap in out else value
+        out = _readable(self._restore_node(value), value)
+        if self.wrap is not None:
+            out = out[self.wrap] if isinstance(out, dict) and self.wrap in out else value
+        # a call that needed nothing comes back as the very object, so its bytes go as sent
+        return value if out is not value and _identical(out, value) else out
 
     def _restore_node(self, value: Any) -> Any:
         if self.json_text:
-            if not isinstance(value, str):
-                return value
-            try:
-                return json.loads(value)
-            except (RecursionError, ValueError):
-                return value
+            return self._parse(value)
         if self.strings is not None:
             if isinstance(value, str) and value in self.strings:
                 return self.strings[value]
             return value
         if self.branches:
             branch = _pick(self.branches, value, wire=True)
-            return value if branch is None else branch._restore_node(value)
+            return value if branch is None else _readable(branch._restore_node(value), value)
         if isinstance(value, dict):
             out = value
-            if self.props or self.nulled:
+            if self.props or self.nulled or self.closed is not None:
                 out = {}
                 for k, v in value.items():
+                    if self.closed is not None and k not in self.closed:
+                        continue
                     if v is None and k in self.nulled:
                         continue
-                    out[k] = self.props[k]._restore_node(v) if k in self.props else v
+                    got = self.props[k]._restore_node(v) if k in self.props else v
+                    if k in self.optional and got is _UNREADABLE:
+                        continue
+                    out[k] = v if got is _UNREADABLE else got
             if self.variants is not None:
                 out = _one_variant(out, *self.variants)
             return out
         if isinstance(value, list) and self.items is not None:
-            return [self.items._restore_node(v) for v in value]
+            return [_readable(self.items._restore_node(v), v) for v in value]
         return value
+
+    def _parse(self, value: Any) -> Any:
+        """JSON text back to the value it writes, when that is of the agent's type; text that
+        is not (the model wrote prose, or a list for a map) stays text where the agent's
+        schema takes a string, and is otherwise :data:`_UNREADABLE`."""
+        if not isinstance(value, str):
+            return value
+        try:
+            parsed = json.loads(value)
+        except (RecursionError, ValueError):
+            parsed = _UNREADABLE
+        if parsed is not _UNREADABLE and accepts(self.kinds, parsed):
+            return parsed
+        return value if "string" in self.kinds else _UNREADABLE
+
+
+class _Unreadable:
+    """JSON text that gives no value of the agent's type (dropped where the field is
+    optional; the text itself where it is not)."""
+
+
+_UNREADABLE: Any = _Unreadable()
+
+
+def _identical(a: Any, b: Any) -> bool:
+    """Equal, with JSON types distinguished (``1`` is not ``1.0`` nor ``True``)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_identical(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_identical(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+def _readable(got: Any, sent: Any) -> Any:
+    return sent if got is _UNREADABLE else got
 
 
 IDENTITY = Shape()
@@ -203,6 +249,9 @@ def _pick(branches: tuple[Shape, ...], value: Any, *, wire: bool) -> Shape | Non
     fitting = [b for b in branches if accepts(b.wire_kinds if wire else b.kinds, value)]
     if isinstance(value, dict) and len(fitting) > 1:
         keyed = [b for b in fitting if b.keys is not None and value.keys() <= b.keys]
+        if not keyed:  # keys no branch declares (a model's extra): the one it shares most with
+            known = [b for b in fitting if b.keys is not None]
+            keyed = sorted(known, key=lambda b: -len(value.keys() & (b.keys or frozenset())))
         fitting = keyed or fitting
     return fitting[0] if fitting else None
 

@@ -54,6 +54,8 @@ class HeldCalls:
         self.scope = scope
         self._held: dict[int, Held] = {}
         self._plans: dict[str, Plan] = {}  # by wire name
+        self._as_sent = False
+        """The last call flushed needed no change to its arguments."""
 
     def _open(
         self,
@@ -108,7 +110,7 @@ class HeldCalls:
                     block = {**data["content_block"], "id": new_id}
                     start = start.with_data({**data, "content_block": block})
             out.append(start)
-        if call is None or not held.adapts or like is None:
+        if call is None or not held.adapts or like is None or self._as_sent:
             out.extend(held.deltas)
             return
         if common:  # written like the stop, in the common shape
@@ -119,6 +121,7 @@ class HeldCalls:
 
     def _call(self, held: Held) -> ToolCall | None:
         """The call in local shape, or None when the held input is not a whole JSON object."""
+        self._as_sent = False
         if not held.clean:
             return None
         call = self._adapted(held.wire, held.text())
@@ -133,7 +136,9 @@ class HeldCalls:
             return None
         if not isinstance(args, dict):
             return None
-        return self.scope.call(wire, args)
+        call = self.scope.call(wire, args)
+        self._as_sent = call.arguments is args  # nothing adapted: the deltas go as they came
+        return call
 
     def _release_all(self, out: list[Piece]) -> None:
         """Everything held, as received (an error event, or the end of the stream)."""

@@ -26,6 +26,7 @@ from bridge_rules.transform.references import (
     uses_tool_search,
 )
 from bridge_rules.transform.results import seals
+from bridge_rules.transform.target_rules import fit_request
 
 _UNTYPED = ("", "custom")
 
@@ -450,6 +451,7 @@ def rewrite_with(
             del out["tool_choice"]
         elif choice is not payload["tool_choice"]:
             out["tool_choice"] = choice
+    fit_request(rt.schema_book.profile.target, out)
     messages = payload.get("messages")
     if isinstance(messages, list):
         new_messages = messages_step(rw, messages)
