@@ -160,7 +160,7 @@ class Session:
             hooks={"PreToolUse": [HookMatcher(matcher=None, hooks=[self._before_tool])]},
             cli_path=claude_path,
             cwd=str(self._scratch / "work"),
-            # A client's "/insights" or "/context" is not a command the CLI runs on this host.
+            # A client's "/context" is not a command the CLI runs on this host.
             extra_args={"no-session-persistence": None, "disable-slash-commands": None},
             # One model call: a built-in whose input the CLI rejects before asking (an Edit
             # of a file it has not read) must not make it call the model again.
