@@ -102,11 +102,16 @@ def canaries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Canari
                 path.unlink(missing_ok=True)
 
 
+LOOK_ALIKES = ("\uff20", "\ufe6b")
+"""Full-width and small commercial at: the CLI's rule takes only ``@``; sent anyway."""
+
+
 def mentions(paths: list[str]) -> str:
-    """Every path after every allowed lead-in, one per line, each mention on its own."""
-    return "\n".join(
-        f"see{lead}@{path}" if lead else f"@{path}" for lead in BEFORE for path in paths
-    )
+    """Every path after every allowed lead-in, one per line, each mention on its own; and
+    after each look-alike of ``@``."""
+    lines = [f"see{lead}@{path}" if lead else f"@{path}" for lead in BEFORE for path in paths]
+    lines += [f"{at}{path}" for at in LOOK_ALIKES for path in paths]
+    return "\n".join(lines)
 
 
 def attack_blocks(kind: str, text: str) -> list[dict[str, Any]]:
