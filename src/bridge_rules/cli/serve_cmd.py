@@ -214,6 +214,21 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
         Optional[str],  # noqa: UP045
         typer.Option(help="With --upstream claude-code: a JSON file of your own MCP servers."),
     ] = None,
+    claude_max_turns: Annotated[
+        int,
+        typer.Option(help="With --upstream claude-code: messages a request may replay; more: 413."),
+    ] = 1000,
+    claude_max_bytes: Annotated[
+        int,
+        typer.Option(help="With --upstream claude-code: the largest request body; larger: 413."),
+    ] = 16 * 1024 * 1024,
+    claude_max_time: Annotated[
+        float,
+        typer.Option(
+            help="With --upstream claude-code: seconds one request may hold a CLI session; "
+            "past it, 413 while its history is replayed, else 504."
+        ),
+    ] = 1800.0,
     config_file: Annotated[
         Optional[str],  # noqa: UP045
         typer.Option(

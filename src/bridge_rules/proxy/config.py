@@ -71,6 +71,9 @@ class ProxyConfig:
     max_sessions: int = 4  # with CLAUDE_CODE: concurrent CLI processes; more get 429
     claude_allow: tuple[str, ...] = ()  # with CLAUDE_CODE: tools the CLI may run itself
     claude_mcp_config: str | None = None  # with CLAUDE_CODE: the user's own MCP servers
+    claude_max_turns: int = 1000  # with CLAUDE_CODE: messages a request may replay; more: 413
+    claude_max_bytes: int = 16 * 1024 * 1024  # with CLAUDE_CODE: a request body; larger: 413
+    claude_max_time: float = 1800.0  # with CLAUDE_CODE: seconds a request may hold a session
     routes: tuple[RouteSpec, ...] = ()  # ``routes:`` of --config FILE (proxy/routes.py)
     listen_host: str = "127.0.0.1"  # --host: a Host naming it is ours (proxy/browsers.py)
     allow_origins: tuple[str, ...] = ()  # web origins whose requests are served; "*": any
@@ -333,6 +336,9 @@ _PROXY_OPTIONS = (
     "claude_path",
     "max_sessions",
     "claude_mcp_config",
+    "claude_max_turns",
+    "claude_max_bytes",
+    "claude_max_time",
 )
 """``serve`` options that are :class:`ProxyConfig` fields under the same name."""
 
@@ -347,6 +353,9 @@ def _claude_code_problems(options: Mapping[str, Any]) -> list[tuple[str, str]]:
         problems.append(("upstream", MISSING_SDK))
     if options.get("max_sessions", 1) < 1:
         problems.append(("max_sessions", "--max-sessions must be at least 1"))
+    for name in ("claude_max_turns", "claude_max_bytes", "claude_max_time"):
+        if options.get(name, 1) <= 0:
+            problems.append((name, f"{_flag(name)} must be positive"))
     if options.get("claude_mcp_config"):
         try:
             read_mcp_config(options["claude_mcp_config"])

@@ -34,11 +34,14 @@ def claude_code_upstream(config: ProxyConfig) -> ClaudeCodeUpstream:
     """The upstream for ``config``; raises ImportError (:data:`MISSING_SDK`) without the SDK
     and ValueError for an MCP config file that cannot be used."""
     try:
-        from bridge_rules.proxy.claude_code.session import Policy
+        from bridge_rules.proxy.claude_code.session import Bounds, Policy
         from bridge_rules.proxy.claude_code.upstream import ClaudeCodeUpstream, CliSettings
     except ImportError as exc:
         raise ImportError(MISSING_SDK) from exc
     path = config.claude_path or bundled_claude() or "claude"
     servers = read_mcp_config(config.claude_mcp_config) if config.claude_mcp_config else {}
     policy = Policy(config.claude_allow, servers)
-    return ClaudeCodeUpstream(CliSettings(path, config.max_sessions, config.timeout, policy))
+    bounds = Bounds(config.claude_max_turns, config.claude_max_bytes, config.claude_max_time)
+    return ClaudeCodeUpstream(
+        CliSettings(path, config.max_sessions, config.timeout, policy, bounds)
+    )

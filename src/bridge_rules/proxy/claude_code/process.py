@@ -45,6 +45,9 @@ FIXED_ENV = {
     # the API (the CLI's own back-off went on for minutes on a 401).
     "CLAUDE_CODE_MAX_RETRIES": "0",
     "CLAUDE_CODE_ENTRYPOINT": "sdk-py",
+    # An ``@path`` in the client's text stays text: without this the CLI reads the file (or
+    # lists the directory) and sends it to the model, in any turn (docs/claude-code-upstream.md).
+    "CLAUDE_CODE_DISABLE_FILE_MENTIONS": "1",
 }
 STDERR_TAIL = 4096
 LINE_LIMIT = 64 * 1024 * 1024  # one stream-json line (a large tool input or file)

@@ -83,6 +83,20 @@ class Policy:
         return any(fnmatch.fnmatchcase(name, p) for p in self.allow)
 
 
+@dataclass(frozen=True)
+class Bounds:
+    """What one request may cost: the CLI replays history at a few milliseconds a message,
+    so without these a body of tiny turns held a session for half an hour."""
+
+    turns: int = 1000
+    """Messages in the request (each a stream-json line to replay); more: 413."""
+    bytes: int = 16 * 1024 * 1024
+    """The request body; larger: 413."""
+    time: float = 1800.0
+    """Seconds the request may hold its session: past it, 413 while the history is still
+    being replayed, 504 once the answer is under way."""
+
+
 @dataclass
 class Run:
     """What one request did, for the log and the tests."""
@@ -115,8 +129,13 @@ class Session:
         policy: Policy,
         environ: Mapping[str, str],
         idle_timeout: float,
+        *,
+        max_time: float = Bounds.time,
     ) -> None:
         self.plan = plan
+        self._deadline = asyncio.get_running_loop().time() + max_time
+        self._max_time = max_time
+        self._replaying = True
         self.policy = policy
         self.idle_timeout = idle_timeout
         self.run = Run()
@@ -141,7 +160,8 @@ class Session:
             hooks={"PreToolUse": [HookMatcher(matcher=None, hooks=[self._before_tool])]},
             cli_path=claude_path,
             cwd=str(self._scratch / "work"),
-            extra_args={"no-session-persistence": None},
+            # A client's "/context" is not a command the CLI runs on this host.
+            extra_args={"no-session-persistence": None, "disable-slash-commands": None},
             # One model call: a built-in whose input the CLI rejects before asking (an Edit
             # of a file it has not read) must not make it call the model again.
             max_turns=1 if not policy.allow else POLICY_TURNS,
@@ -196,6 +216,7 @@ class Session:
                 if line["type"] == "user":
                     await self._until_result(messages)
             await self._send(self.plan.lines[-1])
+            self._replaying = False
             async for event in self._answer(messages):
                 yield event
         finally:
@@ -208,14 +229,30 @@ class Session:
         await self._within(self.client.query(one()), "take the conversation")
 
     async def _within(self, step: Any, what: str) -> Any:
+        left = self._deadline - asyncio.get_running_loop().time()
         try:
-            return await asyncio.wait_for(step, self.idle_timeout)
+            return await asyncio.wait_for(step, min(self.idle_timeout, max(left, 0)))
         except asyncio.TimeoutError:
+            if left <= self.idle_timeout:
+                raise self._over_time() from None
             raise CliFailed(
                 504, f"the Claude Code CLI did not {what} within {self.idle_timeout:g}s"
             ) from None
         except CliOutputError as exc:
             raise CliFailed(502, str(exc)) from None
+
+    def _over_time(self) -> CliFailed:
+        if self._replaying:
+            return CliFailed(
+                413,
+                f"the conversation took longer than {self._max_time:g}s to replay through "
+                "the Claude Code CLI (bridge-rules serve --claude-max-time); send a shorter one",
+            )
+        return CliFailed(
+            504,
+            f"the Claude Code CLI did not finish within {self._max_time:g}s "
+            "(bridge-rules serve --claude-max-time)",
+        )
 
     async def _next(self, messages: AsyncIterator[Any]) -> Any:
         try:

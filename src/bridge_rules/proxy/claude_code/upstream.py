@@ -16,12 +16,12 @@ import os
 import shutil
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from bridge_rules import jsonio
 from bridge_rules.proxy.claude_code.events import Event, assemble, sse
 from bridge_rules.proxy.claude_code.plan import PlanError, plan
-from bridge_rules.proxy.claude_code.session import CliFailed, Policy, Session
+from bridge_rules.proxy.claude_code.session import Bounds, CliFailed, Policy, Session
 from bridge_rules.proxy.errors import ProxyError, error_body, sse_error_event
 from bridge_rules.proxy.forward import Exchange
 from bridge_rules.proxy.reply import JSON
@@ -37,6 +37,7 @@ class CliSettings:
     max_sessions: int
     timeout: float
     policy: Policy
+    bounds: Bounds = field(default_factory=Bounds)
 
 
 async def _timed(events: AsyncIterator[Event], ex: Exchange) -> AsyncIterator[Event]:
@@ -90,11 +91,25 @@ class ClaudeCodeUpstream:
             headers = [(b"content-type", JSON), (b"retry-after", RETRY_AFTER)]
             await ex.reply.full(429, headers, error_body(429, message))
             return
+        bounds = self.settings.bounds
+        if len(ex.body) > bounds.bytes:
+            raise ProxyError(
+                413,
+                f"the request (rewritten for the wire) is {len(ex.body)} bytes; the Claude Code "
+                "upstream takes at most "
+                f"{bounds.bytes} (bridge-rules serve --claude-max-bytes)",
+            )
         try:
             body = jsonio.loads(ex.body)
             cli_plan = plan(body if isinstance(body, dict) else {})
         except (jsonio.JSONDecodeError, PlanError) as exc:
             raise ProxyError(400, f"cannot send this request to Claude Code: {exc}") from None
+        if len(cli_plan.lines) > bounds.turns:
+            raise ProxyError(
+                413,
+                f"the conversation has {len(cli_plan.lines)} messages; the Claude Code upstream "
+                f"replays at most {bounds.turns} (bridge-rules serve --claude-max-turns)",
+            )
         counting = ex.scope["path"].endswith("/count_tokens")
         if counting:
             cli_plan.stream = False
@@ -107,6 +122,7 @@ class ClaudeCodeUpstream:
                 self.settings.policy,
                 os.environ,
                 self.settings.timeout,
+                max_time=bounds.time,
             )
             events = session.events()
             try:
