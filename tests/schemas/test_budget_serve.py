@@ -10,7 +10,9 @@ plain one comes back unchanged. Before the budget, a 2 KB such schema held the w
 
 from __future__ import annotations
 
+import socket
 import threading
+import time
 from typing import Any
 
 import anthropic
@@ -22,6 +24,7 @@ from tests.schemas.test_strict_round_trip import (
 )
 
 from bridge_rules import jsonio
+from bridge_rules.proxy.app import OFF_LOOP_BYTES
 from bridge_rules.schemas.budget import MAX_INLINED_BYTES
 
 
@@ -89,3 +92,44 @@ def test_fan_out_is_bounded_and_the_neighbour_is_answered(
         assert "budget for inlined references" in jsonio.dumps(seen[name]).decode() or (
             fan**depth < 2000
         )
+
+
+def test_a_large_body_is_rewritten_off_the_event_loop(
+    proxy: tuple[str, Model],  # noqa: F811 - the fixture imported above
+) -> None:
+    """Many schemas, each within the budget, still take seconds in one body (issue 34.7):
+    that body is rewritten in a worker thread, so the worker's other requests are answered
+    meanwhile. The oracle is what the upstream has received when the small answer comes
+    back: the small request, and not yet even the large one's headers."""
+    base, model = proxy
+    tools = [
+        {"name": f"t{i}", "description": "A tool.", "input_schema": fan_out(30, 4, i)}
+        for i in range(250)
+    ]
+    big = jsonio.dumps({"model": "claude-x", "max_tokens": 8, "tools": tools,
+                        "messages": [{"role": "user", "content": "big"}]})  # fmt: skip
+    assert len(big) >= OFF_LOOP_BYTES
+    with model.lock:
+        model.calls = []
+        model.seen.clear()
+        model.heads.clear()
+    host, port = base.removeprefix("http://").split(":")
+    head = (
+        f"POST /v1/messages HTTP/1.1\r\nhost: {host}\r\nx-bridge-rules-route: gemini\r\n"
+        f"content-type: application/json\r\ncontent-length: {len(big)}\r\n\r\n"
+    ).encode()
+    with socket.create_connection((host, int(port)), timeout=120) as raw:
+        raw.sendall(head + big)
+        # The proxy reads 3 MB from loopback in milliseconds and then rewrites it for about
+        # 3 s; the pause only makes sure it is rewriting when the small request comes.
+        time.sleep(0.5)
+        client = anthropic.Anthropic(base_url=base, api_key="k", max_retries=0, timeout=60)
+        client.messages.create(
+            **body("plain", PLAIN), extra_headers={"x-bridge-rules-route": "gemini"}
+        )
+        with model.lock:
+            arrived = list(model.heads)  # what reached the upstream by the small answer
+        reply = raw.recv(64)
+    assert reply.startswith(b"HTTP/1.1 200"), reply
+    assert len(arrived) == 1, arrived  # the small request only: the large one is still rewriting
+    assert [r["messages"][0]["content"] for r in model.seen] == ["plain", "big"]

@@ -135,6 +135,8 @@ class Model(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.calls: list[tuple[str, Any]] = []
         self.seen: list[dict[str, Any]] = []
+        self.heads: list[int] = []
+        """Each request's length, noted as soon as its headers arrive (before its body)."""
         self.lock = threading.Lock()
 
     @property
@@ -178,7 +180,10 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def do_POST(self) -> None:
-        request = jsonio.loads(self.rfile.read(int(self.headers["content-length"])))
+        length = int(self.headers["content-length"])
+        with self.server.lock:
+            self.server.heads.append(length)
+        request = jsonio.loads(self.rfile.read(length))
         with self.server.lock:
             self.server.seen.append(request)
             whole = message(self.server.calls)

@@ -49,6 +49,12 @@ from bridge_rules.sealing import Sealer
 log = logging.getLogger("bridge_rules.proxy")
 
 REWRITTEN_PATHS = paths.REWRITTEN
+OFF_LOOP_BYTES = 256 * 1024
+"""A request body this large is rewritten in a worker thread, not on the event loop: its
+parse, schema conversion and history walk take milliseconds to seconds, and meanwhile the
+loop must go on answering the worker's other requests (the interpreter hands it the lock
+every switch interval, 5 ms). A smaller body is rewritten in place: the thread hop would
+cost more than the rewrite."""
 HEALTH = jsonio.dumps({"status": "ok"})
 SERVER_OPTIONS = [(b"allow", b"GET, HEAD, POST, OPTIONS"), (b"content-length", b"0")]
 
@@ -205,7 +211,9 @@ class ProxyApp:
             engine, upstream, cli = self.router.pick(ex)
         self._match_path(ex, engine)
         rewritten = method == "POST" and ex.scope["path"] in REWRITTEN_PATHS
-        if rewritten:
+        if rewritten and len(ex.body) >= OFF_LOOP_BYTES:
+            await asyncio.to_thread(self._outbound, ex, engine)
+        elif rewritten:
             self._outbound(ex, engine)
         work = cli.answer(ex) if cli is not None and rewritten else forward(upstream, ex)
         await self._until_disconnect(work, receive, ex.reply.record)
