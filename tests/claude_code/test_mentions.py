@@ -30,7 +30,7 @@ import httpx
 import pytest
 from scripted import ScriptedEndpoint, done, serving
 
-from bridge_rules.proxy.claude_code import process
+from bridge_rules.proxy.claude_code import process, sandbox
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("claude-code")]
 BEFORE = ("", " ", "\n", "\t", "\u00a0", "\u3000", "。", "！")
@@ -198,6 +198,9 @@ def test_without_the_fix_the_same_spellings_leak(
     and ``./`` name the CLI's own scratch directory, and ``/proc`` files read empty.)"""
     unfixed = {k: v for k, v in process.FIXED_ENV.items() if "MENTIONS" not in k}
     monkeypatch.setattr(process, "FIXED_ENV", unfixed)
+    monkeypatch.setattr(
+        process, "wrapped", lambda cmd, scratch, env=None: (cmd, None)
+    )  # no sandbox
     endpoint = ScriptedEndpoint([done("read it")])
     places = canaries.paths[:27]
     expanded, leads = [], []
@@ -268,3 +271,22 @@ def test_an_mcp_resource_mention_reads_nothing(
             assert secret.encode() not in reply
     assert endpoint.requests
     assert not any(secret.encode() in r.body for r in endpoint.requests)
+
+
+@pytest.mark.skipif(sandbox.abi() == 0, reason="this kernel has no Landlock")
+def test_the_sandbox_alone_keeps_the_host_from_the_model(
+    canaries: Canaries, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second wall: with the CLI's mention expansion turned back on (as a CLI version
+    that dropped the setting would have it), the Landlock sandbox still lets it read
+    nothing of ``/``, ``$HOME`` or the proxy's directory. The control above is the same
+    run without the sandbox, where every one of these spellings leaks."""
+    unfixed = {k: v for k, v in process.FIXED_ENV.items() if "MENTIONS" not in k}
+    monkeypatch.setattr(process, "FIXED_ENV", unfixed)
+    endpoint = ScriptedEndpoint([done("read it")])
+    with endpoint, serving(endpoint, monkeypatch) as proxy:
+        for path in canaries.paths[:27]:
+            start = len(endpoint.requests)
+            ask(proxy, body(conversation("string", f"@{path}", False), False))
+            assert not leaked(endpoint, canaries, start), path
+        assert len(endpoint.requests) >= 27  # every request reached the model

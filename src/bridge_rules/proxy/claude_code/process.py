@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
+import logging
 import os
 import signal
 from collections.abc import AsyncIterator, Mapping
@@ -21,6 +23,8 @@ from typing import Any
 from claude_agent_sdk import ClaudeAgentOptions
 from claude_agent_sdk._internal.transport import Transport
 from claude_agent_sdk._internal.transport.subprocess_cli import SubprocessCLITransport
+
+from bridge_rules.proxy.claude_code.sandbox import wrapped
 
 PASSED_ENV = (
     # the CLI's own credentials and provider settings
@@ -50,7 +54,14 @@ FIXED_ENV = {
     "CLAUDE_CODE_DISABLE_FILE_MENTIONS": "1",
 }
 STDERR_TAIL = 4096
+log = logging.getLogger("bridge_rules.proxy")
 LINE_LIMIT = 64 * 1024 * 1024  # one stream-json line (a large tool input or file)
+
+
+@functools.cache
+def _note_unsandboxed(reason: str) -> None:
+    """Said once per worker and reason: the CLI runs without the Landlock wall."""
+    log.warning("the Claude Code CLI runs without a file sandbox: %s", reason)
 
 
 class CliOutputError(Exception):
@@ -75,8 +86,20 @@ async def _no_prompt() -> AsyncIterator[dict[str, Any]]:
 
 
 class CliProcess(Transport):
-    def __init__(self, options: ClaudeAgentOptions, env: dict[str, str], cwd: str) -> None:
+    def __init__(
+        self,
+        options: ClaudeAgentOptions,
+        env: dict[str, str],
+        cwd: str,
+        sandbox: str | None = None,
+    ) -> None:
+        """``sandbox``: the scratch directory the CLI is confined to (:mod:`.sandbox`), or
+        None when the operator gave it tools or MCP servers that may read the host."""
         self._cmd = SubprocessCLITransport(prompt=_no_prompt(), options=options)._build_command()
+        if sandbox is not None:
+            self._cmd, unsandboxed = wrapped(self._cmd, sandbox, env)
+            if unsandboxed is not None:
+                _note_unsandboxed(unsandboxed)
         self._env = env
         self._cwd = cwd
         self.proc: asyncio.subprocess.Process | None = None

@@ -167,8 +167,14 @@ class Session:
             max_turns=1 if not policy.allow else POLICY_TURNS,
         )
         env = child_env(environ, str(self._scratch), plan.env)
+        # Tools or MCP servers the operator allowed may read the host; otherwise the CLI is
+        # confined to its scratch directory (sandbox.py).
+        confined = None if policy.allow or policy.servers else str(self._scratch)
         self.process = CliProcess(
-            replace(options, permission_prompt_tool_name="stdio"), env, str(self._scratch / "work")
+            replace(options, permission_prompt_tool_name="stdio"),
+            env,
+            str(self._scratch / "work"),
+            sandbox=confined,
         )
         self.client = ClaudeSDKClient(options, transport=self.process)
 
