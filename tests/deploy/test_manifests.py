@@ -139,7 +139,11 @@ def _help_names() -> tuple[set[str], set[str]]:
         text=True,
         check=True,
         timeout=60,
-        env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"},
+        env={
+            "COLUMNS": "200",
+            "PATH": "/usr/bin:/bin",
+            "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+        },
     )
     flags = set(re.findall(r"(?<![\w-])(--[a-z][a-z-]+)", done.stdout))
     envs = set(re.findall(r"\bBRIDGE_RULES_[A-Z_]+\b", done.stdout))
