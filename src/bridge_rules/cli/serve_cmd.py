@@ -229,6 +229,21 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
             "past it, 413 while its history is replayed, else 504."
         ),
     ] = 1800.0,
+    watch: Annotated[
+        bool,
+        typer.Option(
+            help="Reload the rules by themselves when their files change (a ConfigMap the "
+            "kubelet swaps), as on SIGHUP; see docs/deploy.md.",
+        ),
+    ] = False,
+    watch_interval: Annotated[
+        float,
+        typer.Option(
+            help="With --watch: seconds between two looks at the rule files.",
+            metavar="SECONDS",
+            min=0.05,
+        ),
+    ] = 1.0,
     config_file: Annotated[
         Optional[str],  # noqa: UP045
         typer.Option(
@@ -302,6 +317,7 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
         settings.workers,
         proxy=proxy,
         grace=settings.shutdown_grace,
+        watch=watch_interval if watch else 0.0,
     )
     if not started:
         fail(f"the server did not start on {settings.host}:{settings.port} (see above)")

@@ -50,12 +50,19 @@ def serve(
     *,
     proxy: ProxyApp,
     grace: float = DEFAULT_SHUTDOWN_GRACE,
+    watch: float = 0.0,
 ) -> bool:
     """Serve ``app`` (``proxy``, wrapped by ``proxy.ops``) until SIGTERM or SIGINT, which
     drain in-flight requests for up to ``grace`` seconds; several workers share one
     listening socket. False when one worker could not start. Signals and the start line:
     :mod:`bridge_rules.proxy.lifecycle`."""
     configure_logging()
+    if watch > 0:  # --watch: a change to the rule files is a SIGHUP (proxy/watch.py)
+        from bridge_rules.proxy.watch import Watcher, watched_paths
+
+        route_rules = [r for route in config.routes for r in route.rules]
+        paths = watched_paths(config.rules, route_rules, config.bindings_dir)
+        Watcher(paths, watch).start()
     options = {**UVICORN_OPTIONS, "timeout_graceful_shutdown": grace}
     if workers <= 1:
         tune_for_serving()
