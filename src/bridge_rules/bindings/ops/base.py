@@ -1,7 +1,7 @@
 """The contract every argument operation is written against, and the helpers they share.
 
 An operation is one class: the rule-format model it reads (declared in
-:mod:`bridge_rules.model_bindings`), whether replay can lose what it changed, and
+:mod:`bridge_rules.model_ops`), whether replay can lose what it changed, and
 ``compile``, which turns one written operation into a :class:`Compiled`: a forward
 function (wire -> local), its inverse for history replay (or why there is none), the text
 ``explain`` prints and the fields lint checks against the pins. The registry

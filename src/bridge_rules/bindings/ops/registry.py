@@ -3,7 +3,7 @@
 The compiler, ``explain`` and lint reach an operation only through here, by the key it
 is written under, so a new operation is its class (with its rule-format model) and one
 entry below. The list must cover the rule format exactly (every model declared in
-:mod:`bridge_rules.model_bindings`, no other): checked when this module loads, so a model
+:mod:`bridge_rules.model_ops`, no other): checked when this module loads, so a model
 without behaviour, or behaviour without a model, never ships.
 """
 
