@@ -251,3 +251,19 @@ def test_bare_lint_walks_up_to_the_project_and_skips_yaml_that_is_not_rules(
         "bridge-rules: skipped, not starting with 'bridge-rules:':\n"
         "  ../../rules/ci/workflow.yaml\n"
     )
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_allow_outside_does_not_outlive_its_run_in_the_process(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """A library caller (or a test) that runs a command with ``--allow-outside`` and then
+    calls ``load()`` in the same process gets the default back: the flag left set made a
+    later ``extends: ../x`` load in another test of the same worker."""
+    from bridge_rules.outside import allow_outside_default
+
+    monkeypatch.delenv("BRIDGE_RULES_ALLOW_OUTSIDE", raising=False)
+    argv = ["codes", "BR301"]
+    argv = ["--allow-outside", *argv] if where == "before" else [*argv, "--allow-outside"]
+    assert run(capsys, *argv)[0] == 0
+    assert allow_outside_default() is False

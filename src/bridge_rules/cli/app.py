@@ -266,6 +266,8 @@ def click_command() -> click.Command:
 def main(argv: list[str] | None = None) -> int:
     """Run one command and return its exit status: the command's own (see ``_Commands``), 2
     for typer's usage errors, 130 on Ctrl-C, 3 for a bug."""
+    from bridge_rules.outside import set_allow_outside
+
     command = click_command()
     try:
         status = command.main(args=argv, prog_name="bridge-rules", standalone_mode=False)
@@ -281,6 +283,10 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("BRIDGE_RULES_DEBUG") == "1":
             raise
         return _internal(exc)
+    finally:
+        # ``--allow-outside`` holds for its own run only, also when a library caller or a
+        # test runs several commands in one process (the next ``load()`` is not a run).
+        set_allow_outside(False)
     return int(status or 0)  # click.exceptions.Exit's code: -h, --version, a command's
 
 
