@@ -26,7 +26,9 @@ _CREATE, _ADD_RULE, _RESTRICT = 444, 445, 446  # the syscall numbers, the same o
 _VERSION = 1  # LANDLOCK_CREATE_RULESET_VERSION
 _PATH_BENEATH = 1
 _NO_NEW_PRIVS = 38
-_EXECUTE, _READ_FILE, _READ_DIR = 1, 4, 8
+_EXECUTE, _WRITE_FILE, _READ_FILE, _READ_DIR, _TRUNCATE = 1, 2, 4, 8, 1 << 14
+_FILE_RIGHTS = _EXECUTE | _WRITE_FILE | _READ_FILE | _TRUNCATE
+"""The rights a rule on a file (not a directory) may hold; the kernel refuses the rest."""
 _READ = _EXECUTE | _READ_FILE | _READ_DIR
 _RIGHTS = {1: 13, 2: 14, 3: 15, 4: 15}
 """Filesystem rights each ABI knows (later ABIs add none to the 16 of ABI 5)."""
@@ -83,8 +85,8 @@ def restrict(read: list[str], write: list[str]) -> None:
                 fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
             except OSError:
                 continue  # a system directory this machine does not have
-            if not os.path.isdir(path):  # a file takes only the rights files have
-                rights &= _EXECUTE | _READ_FILE | 2 | (1 << 14)  # and write, truncate
+            if not os.path.isdir(path):
+                rights &= _FILE_RIGHTS
             rule = _Beneath(rights, fd)
             done = libc.syscall(_ADD_RULE, ruleset, _PATH_BENEATH, ctypes.byref(rule), 0)
             os.close(fd)
