@@ -17,6 +17,7 @@ from bridge_rules.calls import ToolCall
 from bridge_rules.calls import checked_name as _name
 from bridge_rules.calls import checked_names as _names
 from bridge_rules.compiled import CompiledRules
+from bridge_rules.compiler import retargeted
 from bridge_rules.debuglog import DebugLog, open_declared
 from bridge_rules.diagnostics import Diagnostic
 from bridge_rules.explain import NO_ARGS, Explanation, explain_tool
@@ -120,6 +121,21 @@ class Engine:
             analysis.runtime.with_sealer(self.runtime.sealer), analysis.diagnostics, env=self.env
         )
         engine._files, engine._added = self._files, added
+        return engine
+
+    def retargeted(self, target: str) -> Engine:
+        """These rules converting tool schemas for another schema target (``none``: no
+        conversion), as a ``serve`` route's ``target:`` asks (docs/schemas.md)."""
+        return self._over(retargeted(self.runtime, target))
+
+    def narrowed(self, switches: Sequence[str]) -> Engine:
+        """These rules with policy switches always on (docs/policy.md); raises
+        :class:`~bridge_rules.policy.PolicyError` for a switch the rules do not define."""
+        return self._over(self.runtime.narrowed(tuple(switches)))
+
+    def _over(self, runtime: Runtime) -> Engine:
+        engine = Engine(runtime, self.diagnostics, env=self.env)
+        engine._files, engine._added = self._files, self._added
         return engine
 
     @property

@@ -32,17 +32,16 @@ from bridge_rules.proxy.body import (
     unreadable,
 )
 from bridge_rules.proxy.browsers import BrowserRules
-from bridge_rules.proxy.claude_code import claude_code_upstream
-from bridge_rules.proxy.config import CLAUDE_CODE, ProxyConfig
+from bridge_rules.proxy.config import ProxyConfig
 from bridge_rules.proxy.errors import ProxyError, UpstreamAborted
-from bridge_rules.proxy.forward import Exchange, forward
+from bridge_rules.proxy.forward import Exchange
 from bridge_rules.proxy.headers import expectation
 from bridge_rules.proxy.heap import HeapTrimmer
+from bridge_rules.proxy.kinds import open_upstream
 from bridge_rules.proxy.obs import AccessRecord, configure_logging, flush_access_log
 from bridge_rules.proxy.ops import OpsApp, with_ops
 from bridge_rules.proxy.reply import JSON, Message, Receive, Reply, Send
 from bridge_rules.proxy.routes import POLICY_HEADER, Router, policy_on, requested_switches
-from bridge_rules.proxy.upstream import Upstream
 from bridge_rules.runtime import Runtime
 from bridge_rules.sealing import Sealer
 
@@ -74,8 +73,8 @@ class ProxyApp:
         self.rules = engine
         """The rule files' engine; :attr:`engine` adds the bindings directory to it."""
         self.engine = self._with_bindings(engine)
-        self.upstream = Upstream(config)
-        self.cli = claude_code_upstream(config) if config.upstream == CLAUDE_CODE else None
+        self.upstream = open_upstream(config)
+        """What ``config.upstream`` names, opened by its kind (``proxy.kinds``)."""
         self.debug = DebugLog(config.debug_log, config.log_prompts) if config.debug_log else None
         self.heap = HeapTrimmer.from_env()  # gives a large burst's heap back afterwards
         self.router = (
@@ -122,6 +121,10 @@ class ProxyApp:
         """Read the bindings directory again over the same rules (:meth:`use_rules`)."""
         self.use_rules(self.rules)
 
+    async def readiness(self) -> str | None:
+        """Why the upstream cannot answer now (``/readyz``), or None."""
+        return await self.upstream.readiness()
+
     @property
     def rules_hash(self) -> str:
         """The hash of the rules this app answers with now (``/readyz``, the start line)."""
@@ -133,8 +136,6 @@ class ProxyApp:
         await self.upstream.aclose()
         if self.router is not None:
             await self.router.aclose()
-        if self.cli is not None:
-            await self.cli.aclose()
         if self.debug is not None:
             self.debug.close()
 
@@ -148,7 +149,7 @@ class ProxyApp:
         while True:
             msg = await receive()
             if msg["type"] == "lifespan.startup":
-                self.upstream.session()  # the pool exists before the first request
+                self.upstream.prepare()
                 await send({"type": "lifespan.startup.complete"})
             elif msg["type"] == "lifespan.shutdown":
                 await self.aclose()
@@ -206,17 +207,16 @@ class ProxyApp:
             return
         ex.body = await read_body(scope, receive, config.max_body_bytes, config.body_timeout)
         ex.reply.record.bytes_in = len(ex.body)
-        engine, upstream, cli = self.engine, self.upstream, self.cli
+        engine, upstream = self.engine, self.upstream
         if self.router is not None:  # serve --config with routes: (docs/proxy.md#routes)
-            engine, upstream, cli = self.router.pick(ex)
+            engine, upstream = self.router.pick(ex)
         self._match_path(ex, engine)
         rewritten = method == "POST" and ex.scope["path"] in REWRITTEN_PATHS
         if rewritten and len(ex.body) >= OFF_LOOP_BYTES:
             await asyncio.to_thread(self._outbound, ex, engine)
         elif rewritten:
             self._outbound(ex, engine)
-        work = cli.answer(ex) if cli is not None and rewritten else forward(upstream, ex)
-        await self._until_disconnect(work, receive, ex.reply.record)
+        await self._until_disconnect(upstream.send(ex, rewritten), receive, ex.reply.record)
 
     def _match_path(self, ex: Exchange, engine: Engine) -> None:
         """A path whose canonical form is a rewritten one becomes it; a near miss of one is

@@ -27,20 +27,20 @@ import os
 import re
 import time
 from random import getrandbits
-from typing import Any
-from urllib.parse import urlsplit
+from typing import Any, Protocol, runtime_checkable
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram
 from prometheus_client.exposition import generate_latest
 from prometheus_client.multiprocess import MultiProcessCollector
 
+from bridge_rules.proxy.browsers import BrowserRules
 from bridge_rules.proxy.config import MULTIPROC_ENV
 from bridge_rules.proxy.errors import error_body
+from bridge_rules.proxy.httpupstream import reachable
 from bridge_rules.proxy.obs import CURRENT_REQUEST, AccessRecord, RequestContext
 
 Message = dict[str, Any]
 READY_CACHE_SECONDS = 5.0
-CONNECT_TIMEOUT = 2.0
 _SANE_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 _JSON = [(b"content-type", b"application/json")]
 
@@ -190,11 +190,29 @@ def _route(path: str) -> str:
 
 
 # ------------------------------------------------------------------ the wrapper
+@runtime_checkable
+class Served(Protocol):
+    """What :class:`OpsApp` asks the proxy app (``proxy.app.ProxyApp``) it wraps."""
+
+    browsers: BrowserRules
+    """Web pages' requests refused: ``/readyz`` and ``/metrics`` too."""
+
+    @property
+    def rules_hash(self) -> str: ...
+
+    @property
+    def routes_status(self) -> dict[str, Any] | None: ...
+
+    async def readiness(self) -> str | None: ...
+
+
 class OpsApp:
     """The proxy app with readiness, metrics and request ids around it."""
 
     def __init__(self, app: Any, upstream: str) -> None:
         self.app = app
+        self.served = app if isinstance(app, Served) else None
+        """The proxy app's own answers for ``/readyz``; None for any other ASGI app."""
         self.upstream = upstream
         self.metrics = Metrics()
         self._ready: tuple[float, str | None] | None = None
@@ -206,8 +224,8 @@ class OpsApp:
             return
         method, path = scope["method"], scope["path"]
         if method in ("GET", "HEAD") and path in ("/readyz", "/metrics"):
-            browsers = getattr(self.app, "browsers", None)  # the proxy's own rules
-            refused = None if browsers is None else browsers.refusal(scope["headers"])
+            served = self.served  # the proxy's own rules for web pages
+            refused = None if served is None else served.browsers.refusal(scope["headers"])
             if refused is not None:
                 await _reply(send, 403, _JSON, error_body(403, refused), head=method == "HEAD")
                 return
@@ -246,13 +264,13 @@ class OpsApp:
     async def _readyz(self, send: Any, head: bool) -> None:
         problem = await self._upstream_problem()
         ready = problem is None
-        doc = {
+        doc: dict[str, Any] = {
             "status": "ready" if ready else "not ready",
             "rules": "loaded",
-            "rules_hash": getattr(self.app, "rules_hash", None),  # changes on a reload
+            "rules_hash": None if self.served is None else self.served.rules_hash,
             "upstream": "reachable" if ready else f"unreachable: {problem}",
         }
-        routes = getattr(self.app, "routes_status", None)
+        routes = None if self.served is None else self.served.routes_status
         if routes is not None:  # each route's rules, and a reload that kept the old ones
             doc["routes"] = routes
         await _reply(send, 200 if ready else 503, _JSON, json.dumps(doc).encode(), head)
@@ -265,22 +283,11 @@ class OpsApp:
             return self._ready[1]
 
     async def _probe(self) -> str | None:
-        """Why a TCP connection to the upstream fails (within CONNECT_TIMEOUT), or None;
-        for the Claude Code upstream, why its CLI cannot be started."""
-        cli = getattr(self.app, "cli", None)
-        if cli is not None:
-            return cli.problem()  # type: ignore[no-any-return]
-        parts = urlsplit(self.upstream)
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-        problem: str | None = None
-        try:
-            _, writer = await asyncio.wait_for(
-                asyncio.open_connection(parts.hostname, port), CONNECT_TIMEOUT
-            )
-            writer.close()
-        except (OSError, asyncio.TimeoutError) as exc:
-            problem = str(exc) or type(exc).__name__
-        return problem
+        """Why the upstream cannot answer (its kind says: a TCP connection, the Claude Code
+        CLI), or None; for an app that is not the proxy's, a TCP connection to ``upstream``."""
+        if self.served is not None:
+            return await self.served.readiness()
+        return await reachable(self.upstream)
 
 
 def with_ops(app: Any, upstream: str) -> OpsApp:
