@@ -20,9 +20,8 @@ from typing import Any
 
 from bridge_rules import jsonio
 from bridge_rules.debuglog import DebugLog, omit_text
-from bridge_rules.engine import Engine
+from bridge_rules.engine import Engine, PolicyError, Runtime, Sealer, load
 from bridge_rules.gcpause import paused_for, tune_for_serving
-from bridge_rules.policy import PolicyError
 from bridge_rules.proxy import paths
 from bridge_rules.proxy.body import (
     ClientGone,
@@ -42,8 +41,6 @@ from bridge_rules.proxy.obs import AccessRecord, configure_logging, flush_access
 from bridge_rules.proxy.ops import OpsApp, with_ops
 from bridge_rules.proxy.reply import JSON, Message, Receive, Reply, Send
 from bridge_rules.proxy.routes import POLICY_HEADER, Router, policy_on, requested_switches
-from bridge_rules.runtime import Runtime
-from bridge_rules.sealing import Sealer
 
 log = logging.getLogger("bridge_rules.proxy")
 
@@ -352,9 +349,7 @@ def build_engine(config: ProxyConfig, runtime: Runtime | None = None) -> Engine:
     environment overrides as they are now, as a server reads its settings at start-up, and
     again on reload (SIGHUP)."""
     if runtime is None:
-        from bridge_rules.ruleset import load_runtime
-
-        runtime = load_runtime(list(config.rules) or None)
+        runtime = load(list(config.rules) or None).runtime
     engine = Engine(runtime.with_sealer(Sealer.from_env()), env=dict(os.environ))
     size_cache(engine, config)
     return engine

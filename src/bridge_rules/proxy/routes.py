@@ -33,8 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from bridge_rules import jsonio
 from bridge_rules.diagnostics import RulesError
-from bridge_rules.engine import Engine
-from bridge_rules.policy import PolicyError, parse_switches
+from bridge_rules.engine import Engine, PolicyError, parse_switches
 from bridge_rules.proxy import paths
 from bridge_rules.proxy.config import ProxyConfig
 from bridge_rules.proxy.errors import ProxyError

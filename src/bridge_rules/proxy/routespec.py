@@ -58,9 +58,9 @@ def _strings(value: Any) -> tuple[str, ...] | None:
 
 def _targets() -> tuple[str, ...]:
     """The schema targets (imported only when a route names one: it brings the models)."""
-    from bridge_rules.schemas.targets import TARGETS
+    from bridge_rules.engine import SCHEMA_TARGETS
 
-    return TARGETS
+    return SCHEMA_TARGETS
 
 
 def _one(raw: Any, at: str) -> tuple[RouteSpec | None, list[tuple[str, str]]]:
