@@ -161,3 +161,22 @@ def test_the_kind_reports_its_own_problems_and_is_listed_among_the_kinds() -> No
     assert (
         route_problem("ftp://x") == "upstream must be an http(s) URL or claude-code, got 'ftp://x'"
     )
+
+
+def test_no_module_but_the_kinds_own_compares_a_kinds_name() -> None:
+    """GNU grep, not the code's own view of itself: outside a kind's module, no comparison
+    with ``claude-code`` (or its constant) is left anywhere in the proxy."""
+    import subprocess
+    from pathlib import Path
+
+    proxy = Path(__file__).resolve().parents[2] / "src" / "bridge_rules" / "proxy"
+    name = r"""(CLAUDE_CODE|["']claude-code["'])"""
+    pattern = rf"(==|!=|\bin\b|\bis\b)\s*{name}|{name}\s*(==|!=)"
+    found = subprocess.run(
+        ["/usr/bin/grep", "-rnE", "--include=*.py", pattern, str(proxy)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert found.returncode in (0, 1), found.stderr
+    lines = [line for line in found.stdout.splitlines() if "/claude_code/kind.py:" not in line]
+    assert lines == []
+    assert "/claude_code/kind.py:" in found.stdout  # the kind's own spelling: grep sees it
