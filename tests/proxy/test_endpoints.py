@@ -7,9 +7,11 @@
   upstream, any other does; a rewritten entry's body has the route's denied tools taken out
   upstream, which is the rewrite seen from the upstream's side.
 - Near-miss spellings of every entry (case, percent-encoding, doubled slashes, dot segments,
-  trailing slashes, ``;params``, the ``/r/<route>/`` prefix, an unknown route) get what the
-  dispatch at main 38db0a5 gave them: that decision is copied below with its literals, as
-  it was before the table, and compared with what the upstream and the client see.
+  trailing slashes, ``;params``, the ``/r/<route>/`` prefix, an unknown route), and paths of
+  no entry, get what the dispatch at main 38db0a5 gave them, with routes and without: that
+  decision is copied below with its literals, as it was before the table, and compared
+  with what the upstream receives (path, and whether pi's ``read`` became ``Read``) and
+  what the client gets (an answer of the proxy's own, a 404).
 """
 
 from __future__ import annotations
@@ -82,6 +84,17 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Canned, s
             yield up, url
 
 
+@pytest.fixture(scope="module")
+def plain() -> Iterator[tuple[Canned, str]]:
+    """``serve`` without routes or a policy: near misses are forwarded, as before."""
+    from serve_process import serving
+
+    with Canned() as up:
+        up.reply.body = [READ_CALL]
+        with serving("--upstream", up.url) as url:
+            yield up, url
+
+
 def send(url: str, method: str, path: str) -> bytes:
     head = (
         f"{method} {path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
@@ -140,26 +153,25 @@ def old_near_miss(path: str, raw: str) -> bool:
     return any(OLD_FAMILY.search(r) for p in (path, raw) for r in readings(p))
 
 
-def old_decision(method: str, raw: str) -> tuple[str, str | None, bool]:
-    """What main's app did with ``method raw`` under this config: ("own"|"404"|"forward",
-    the canonical path forwarded when it is a rewritten one, whether the read-only
-    route's policy took tools out)."""
+def old_decision(method: str, raw: str, routed: bool) -> tuple[str, str | None]:
+    """What main's app did with ``method raw`` with this file's routes (``routed``) or none:
+    "own", "404" or "forward", and the canonical path forwarded when it is a rewritten one."""
     path = unquote(raw)
     if (method, path) in OLD_OWN:
-        return "own", None, False
-    route, fixed = "open", canonical(path)
-    if fixed.startswith("/r/"):
+        return "own", None
+    fixed = canonical(path)
+    if routed and fixed.startswith("/r/"):
         name, slash, rest = fixed[3:].partition("/")
         if name not in ROUTES:
-            return "404", None, False
-        route, path = name, (slash + rest) or "/"
+            return "404", None
+        path = (slash + rest) or "/"
         prefix = f"/r/{name}/"
         raw = raw[len(prefix) - 1 :] if raw.startswith(prefix) else quoted(path).decode()
     if canonical(path) in OLD_REWRITTEN:
-        return "forward", canonical(path), method == "POST" and route == "strict"
-    if old_near_miss(path, raw):
-        return "404", None, False
-    return "forward", None, False
+        return "forward", canonical(path)
+    if routed and old_near_miss(path, raw):
+        return "404", None
+    return "forward", None
 
 
 @st.composite
@@ -195,23 +207,25 @@ def spelling(draw: st.DrawFn) -> str:
     return out + draw(st.sampled_from([""] * 6 + ["/", "%2F", ";x", "/."]))
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
-@given(method=st.sampled_from(["GET", "POST"]), raw=spelling())
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(method=st.sampled_from(["GET", "POST"]), raw=spelling(), routed=st.booleans())
 def test_spellings_are_dispatched_as_main_dispatched_them(
-    served: tuple[Canned, str], method: str, raw: str
+    request: pytest.FixtureRequest, method: str, raw: str, routed: bool
 ) -> None:
-    up, url = served
+    """The rewrite is seen upstream: the default rules send pi's ``read`` as ``Read``."""
+    up, url = request.getfixturevalue("served" if routed else "plain")
     since = len(up.seen)
     answer = send(url, method, raw)
     status, seen = status_of(answer), up.seen[since:]
-    kind, fixed, stripped = old_decision(method, raw)
-    event(f"{kind}{' rewritten' if fixed else ''}{' stripped' if stripped else ''}")
+    kind, fixed = old_decision(method, raw, routed)
+    rewritten = method == "POST" and fixed is not None
+    event(f"{'routed ' if routed else ''}{kind}{' rewritten' if rewritten else ''}")
     assert status not in (0, 500), answer[:300]
     if kind == "forward":
         assert len(seen) == 1, (raw, answer[:300])
         if fixed is not None:
             assert seen[0].path == fixed
-        assert (not upstream_tools(seen[0].body) & DENIED) == stripped, seen[0].body[:200]
+        assert ("read" not in upstream_tools(seen[0].body)) == rewritten, seen[0].body[:200]
     else:
         assert not seen, (raw, kind)
         assert (status == 404) == (kind == "404"), (raw, answer[:300])
