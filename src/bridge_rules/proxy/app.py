@@ -5,8 +5,8 @@ from the same :class:`~bridge_rules.Engine` a library caller uses. The gate deci
 comes from the request's own ``model``, the reverse name map from its own ``tools[]``,
 and what a repair changed in a call from the call's sealed id, so any worker of any
 replica gives the same answer. All name and argument logic lives below the engine;
-this module only moves bytes and faults. Routes the proxy answers itself are a table
-(:attr:`ProxyApp.routes`); everything else is forwarded.
+this module only moves bytes and faults. The paths it answers itself and the ones it
+rewrites come from the route table (``proxy.endpoints``); everything else is forwarded.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from bridge_rules import jsonio
 from bridge_rules.debuglog import DebugLog, omit_text
 from bridge_rules.engine import Engine, Runtime, Sealer, load
 from bridge_rules.gcpause import tune_for_serving
-from bridge_rules.proxy import paths
+from bridge_rules.proxy import endpoints, paths
 from bridge_rules.proxy.body import (
     ClientGone,
     check_headers,
@@ -44,7 +44,6 @@ from bridge_rules.proxy.routes import Router, policy_on
 
 log = logging.getLogger("bridge_rules.proxy")
 
-REWRITTEN_PATHS = paths.REWRITTEN
 OFF_LOOP_BYTES = 256 * 1024
 """A request body this large is rewritten in a worker thread, not on the event loop: its
 parse, schema conversion and history walk take milliseconds to seconds, and meanwhile the
@@ -79,10 +78,8 @@ class ProxyApp:
             config.listen_host, config.allow_origins, config.allow_hosts
         )
         """Web pages' requests refused (``proxy.browsers``); :class:`OpsApp` asks it too."""
-        self.routes: dict[tuple[str, str], Route] = {
-            ("GET", "/healthz"): healthz,
-            ("HEAD", "/healthz"): healthz,
-        }
+        self.routes: dict[tuple[str, str], Route] = endpoints.dispatch({"healthz": healthz})
+        """The endpoints this app answers itself (``proxy.endpoints``; ``OpsApp`` the rest)."""
 
     def _with_bindings(self, engine: Engine) -> Engine:
         """``engine`` with ``--bindings-dir`` read over it, its message cache as configured.
@@ -206,7 +203,7 @@ class ProxyApp:
         if self.router is not None:  # serve --config with routes: (docs/proxy.md#routes)
             engine, upstream = self.router.pick(ex)
         self._match_path(ex, engine)
-        rewritten = method == "POST" and ex.scope["path"] in REWRITTEN_PATHS
+        rewritten = (method, ex.scope["path"]) in endpoints.REWRITTEN_CALLS
         if rewritten and len(ex.body) >= OFF_LOOP_BYTES:
             await asyncio.to_thread(rewrite_request, ex, engine, self.debug, self.cache_on)
         elif rewritten:
@@ -219,7 +216,7 @@ class ProxyApp:
         scope = ex.scope
         path = scope["path"]
         fixed = paths.canonical(path)
-        if fixed in REWRITTEN_PATHS:
+        if fixed in endpoints.REWRITTEN:
             spelled = fixed.encode()
             if path != fixed or scope.get("raw_path", spelled) != spelled:
                 ex.scope = {**scope, "path": fixed, "raw_path": spelled}
@@ -230,7 +227,7 @@ class ProxyApp:
             raise ProxyError(
                 404,
                 f"{shown!r} is not a path this proxy forwards under a route or a tool policy: "
-                f"it is near {paths.MESSAGES} but not it, and an upstream may read it as that "
+                f"it is near {endpoints.MESSAGES} but not it, and an upstream may read it as that "
                 "with the tools unfiltered; send the request to /v1/messages",
             )
 

@@ -28,6 +28,7 @@ from bridge_rules import jsonio
 from bridge_rules.debuglog import DebugLog
 from bridge_rules.gcpause import paused_for
 from bridge_rules.proxy.coding import Decoder, Undecodable, codings, decodable, decoded
+from bridge_rules.proxy.endpoints import ANSWER_REWRITTEN
 from bridge_rules.proxy.errors import ProxyError, UpstreamAborted, sse_error_event
 from bridge_rules.proxy.headers import filter_headers, redact, redact_query, request_headers
 from bridge_rules.proxy.reply import Message, Reply
@@ -83,7 +84,7 @@ class Exchange:
 
 async def forward(upstream: Upstream, ex: Exchange) -> None:
     turn = ex.turn
-    messages = ex.scope["path"] == "/v1/messages"
+    messages = ex.scope["path"] in ANSWER_REWRITTEN
     guarded = ex.guarded and messages
     headers = request_headers(ex.scope["headers"], identity=turn is not None or guarded)
     record = ex.reply.record

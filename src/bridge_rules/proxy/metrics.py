@@ -11,6 +11,7 @@ from prometheus_client.exposition import generate_latest
 from prometheus_client.multiprocess import MultiProcessCollector
 
 from bridge_rules.proxy.config import MULTIPROC_ENV
+from bridge_rules.proxy.endpoints import REWRITTEN, ROUTE_PREFIX
 from bridge_rules.proxy.obs import AccessRecord
 
 
@@ -150,8 +151,9 @@ class Metrics:
 def route_label(path: str) -> str:
     """A bounded label for a path: the rewritten routes by name, everything else 'other'
     (a ``serve --config`` route's ``/r/<route>`` prefix aside: its name is ``rules_route``)."""
-    if path.startswith("/r/"):
-        path = path[path.find("/", 3) :] if path.find("/", 3) > 0 else path
-    if path in ("/v1/messages", "/v1/messages/count_tokens"):
+    if path.startswith(ROUTE_PREFIX):
+        after = path.find("/", len(ROUTE_PREFIX))
+        path = path[after:] if after > 0 else path
+    if path in REWRITTEN:
         return path
     return "other"

@@ -26,11 +26,13 @@ import asyncio
 import json
 import re
 import time
+from collections.abc import Awaitable, Callable
 from random import getrandbits
 from typing import Any, Protocol, runtime_checkable
 
 from prometheus_client import CONTENT_TYPE_LATEST
 
+from bridge_rules.proxy import endpoints
 from bridge_rules.proxy.browsers import BrowserRules
 from bridge_rules.proxy.errors import error_body
 from bridge_rules.proxy.httpupstream import reachable
@@ -38,6 +40,8 @@ from bridge_rules.proxy.metrics import Metrics, route_label
 from bridge_rules.proxy.obs import CURRENT_REQUEST, RequestContext
 
 Message = dict[str, Any]
+Own = Callable[[Any, bool], Awaitable[None]]
+"""An endpoint answered here: given ``send`` and whether the request is a HEAD."""
 READY_CACHE_SECONDS = 5.0
 _SANE_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 _JSON = [(b"content-type", b"application/json")]
@@ -71,27 +75,31 @@ class OpsApp:
         self.metrics = Metrics()
         self._ready: tuple[float, str | None] | None = None
         self._probing = asyncio.Lock()  # one probe at a time; the others wait for its answer
+        self._own: dict[tuple[str, str], Own] = endpoints.dispatch(
+            {"readyz": self._readyz, "metrics": self._metrics}
+        )
+        """The endpoints this layer answers (``proxy.endpoints``), before any request id."""
 
     async def __call__(self, scope: Message, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        method, path = scope["method"], scope["path"]
-        if method in ("GET", "HEAD") and path in ("/readyz", "/metrics"):
+        method = scope["method"]
+        own = self._own.get((method, scope["path"]))
+        if own is not None:
             served = self.served  # the proxy's own rules for web pages
             refused = None if served is None else served.browsers.refusal(scope["headers"])
             if refused is not None:
                 await _reply(send, 403, _JSON, error_body(403, refused), head=method == "HEAD")
                 return
-        if method in ("GET", "HEAD") and path == "/readyz":
-            await self._readyz(send, head=method == "HEAD")
-            return
-        if method in ("GET", "HEAD") and path == "/metrics":
-            body = self.metrics.exposition()
-            headers = [(b"content-type", CONTENT_TYPE_LATEST.encode())]
-            await _reply(send, 200, headers, body, head=method == "HEAD")
+            await own(send, method == "HEAD")
             return
         await self._tracked(scope, receive, send)
+
+    async def _metrics(self, send: Any, head: bool) -> None:
+        body = self.metrics.exposition()
+        headers = [(b"content-type", CONTENT_TYPE_LATEST.encode())]
+        await _reply(send, 200, headers, body, head=head)
 
     async def _tracked(self, scope: Message, receive: Any, send: Any) -> None:
         request_id = _request_id(scope)

@@ -36,6 +36,7 @@ from bridge_rules.diagnostics import RulesError
 from bridge_rules.engine import Engine, PolicyError, parse_switches
 from bridge_rules.proxy import paths
 from bridge_rules.proxy.config import ProxyConfig
+from bridge_rules.proxy.endpoints import ROUTE_PREFIX
 from bridge_rules.proxy.errors import ProxyError
 from bridge_rules.proxy.forward import Exchange
 from bridge_rules.proxy.httpupstream import HttpUpstream
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
 
 POLICY_HEADER = "x-bridge-rules-policy"
 ROUTE_HEADER = "x-bridge-rules-route"
-PREFIX = "/r/"
+PREFIX = ROUTE_PREFIX
 _POLICY_KEY = POLICY_HEADER.encode()
 _ROUTE_KEY = ROUTE_HEADER.encode()
 
