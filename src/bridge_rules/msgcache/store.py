@@ -52,6 +52,9 @@ class MessageCache:
         self._bytes = 0
         self._sights: OrderedDict[bytes, None] = OrderedDict()
         self.tools = ToolsMemo(max_bytes=_tools_bytes(max_bytes))
+        self.tool_values = ToolsMemo(max_bytes=_tools_bytes(max_bytes))
+        """The same for arrays handed over as values (``Engine.outbound``), apart so that
+        neither kind pushes the other's out."""
         self.enabled = enabled
         self.max_entries = max_entries
         self.max_bytes = max_bytes
@@ -79,6 +82,7 @@ class MessageCache:
             if max_bytes is not None:
                 self.max_bytes = max_bytes
                 self.tools.limit(_tools_bytes(max_bytes))
+                self.tool_values.limit(_tools_bytes(max_bytes))
             if min_body is not None:
                 self.min_body = min_body
             if not self.enabled:
@@ -251,6 +255,7 @@ class MessageCache:
 
     def _clear(self) -> None:
         self.tools.clear()
+        self.tool_values.clear()
         self._sights.clear()
         self._lru.clear()
         self._long.clear()

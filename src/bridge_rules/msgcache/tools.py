@@ -68,6 +68,18 @@ class ToolsMemo:
                         return entry, pos
         return None
 
+    def get(self, raw: bytes, context: Hashable) -> ToolsEntry | None:
+        """The entry for ``context`` whose bytes are ``raw`` (an array handed over as a
+        value, not found in a body: ``transform.outbound_tools.remembered_tools``)."""
+        with self._lock:
+            entries = self._entries
+            for i, entry in enumerate(entries):
+                if entry.raw == raw and entry.context == context:
+                    if i:
+                        entries.insert(0, entries.pop(i))
+                    return entry
+        return None
+
     def add(self, entry: ToolsEntry) -> None:
         if len(entry.raw) > self.max_bytes:
             return

@@ -144,7 +144,7 @@ def _pause(asked: bool | None, to_parse: int) -> bool:
 def _plain(
     rt: Runtime, payload: Any, model: str | None, env: Mapping[str, str] | None
 ) -> OutboundBytes:
-    result = rewrite_outbound(rt, payload, model, env)
+    result = rewrite_outbound(rt, payload, model, env, memo=False)
     return _finish(result, jsonio.dumps(result.payload), payload)
 
 

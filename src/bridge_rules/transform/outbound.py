@@ -21,7 +21,12 @@ from bridge_rules.schemas import Shape
 from bridge_rules.textplan import API
 from bridge_rules.transform.boundary import closed_gate, connector, forced_denied
 from bridge_rules.transform.guard import NOTHING, apply_verdict
-from bridge_rules.transform.outbound_tools import ToolsOutcome, adopt, tools_outcome
+from bridge_rules.transform.outbound_tools import (
+    ToolsOutcome,
+    adopt,
+    remembered_tools,
+    tools_outcome,
+)
 from bridge_rules.transform.rewriter import Rewriter
 from bridge_rules.transform.target_rules import fit_request
 
@@ -76,9 +81,16 @@ def rewrite_outbound(
     payload: Any,
     model: str | None = None,
     env: Mapping[str, str] | None = None,
+    *,
+    memo: bool = True,
 ) -> OutboundResult:
-    """Gate, filter and rewrite a request body; never raises on its shape."""
-    return rewrite_with(rt, payload, model, env, Rewriter.messages)
+    """Gate, filter and rewrite a request body; never raises on its shape.
+
+    ``memo``: what a ``tools`` array decides is remembered in the runtime's tools memo
+    while its message cache is on (:func:`~bridge_rules.transform.outbound_tools.remembered_tools`);
+    the output is the same either way."""
+    step = remembered_tools if memo and rt.message_cache.enabled else tools_outcome
+    return rewrite_with(rt, payload, model, env, Rewriter.messages, tools_step=step)
 
 
 def rewrite_with(
@@ -114,8 +126,9 @@ def rewrite_with(
     if isinstance(tools, list):
         done = tools_step(rt, tools)
         adopt(rw, done)
-        if done.tools is not None:
-            out["tools"] = done.tools
+        sent = done.sent(tools)
+        if sent is not None:
+            out["tools"] = sent
         verdict = done.verdict
     refused = None
     if "tool_choice" in payload:

@@ -46,29 +46,6 @@ class Rewriter:
                 self.renames[name] = wire
         return wire
 
-    def tool_use(self, block: dict[str, Any]) -> dict[str, Any]:
-        name = block.get("name")
-        if not isinstance(name, str) or name in self.typed:
-            return block
-        if "input" not in block:
-            wire = self.wire(name)
-            return block if wire == name else {**block, "name": wire}
-        args = block["input"]
-        wire, convert = self.history.get(name) or self.rt.history_plan(name)
-        new_args = convert(args) if convert is not None else args
-        shape = self.shapes.get(name)
-        if shape is not None:
-            new_args = shape.forward(new_args)
-        if wire == name:
-            if new_args is args:
-                return block
-        elif name not in self.renames:
-            self.renames[name] = wire
-        new = block.copy()
-        new["name"] = wire
-        new["input"] = new_args
-        return new
-
     def tool_result(self, block: dict[str, Any]) -> dict[str, Any]:
         name = block.get("name")
         if isinstance(name, str):
@@ -96,9 +73,12 @@ class Rewriter:
         what the outbound cache stores per message.
         """
         out: list[Any] | None = None
-        tool_use, tool_result, seals = self.tool_use, self.tool_result, self.seals
+        tool_result, seals = self.tool_result, self.seals
         search, rename = self.search, self.wire  # a typed tool's reference keeps its name
-        accepts, valid_id = self.ids.matcher(), self._valid_id
+        seen, checked = self.ids.seen(), self._checked_id
+        # A tool_use's replay, inlined: once per call of a history (issue 36).
+        typed, renames, shapes = self.typed, self.renames, self.shapes
+        history, history_plan = self.history, self.rt.history_plan
         for i, message in enumerate(messages):
             if type(message) is not dict:
                 continue
@@ -111,17 +91,37 @@ class Rewriter:
                     continue
                 kind = block.get("type")
                 if kind == "tool_use":
-                    new_block = tool_use(block if seals is None else seals.tool_use(block))
+                    new_block = block if seals is None else seals.tool_use(block)
+                    name = new_block.get("name")
+                    if not isinstance(name, str) or name in typed:
+                        pass
+                    elif "input" not in new_block:
+                        wire = rename(name)
+                        if wire != name:
+                            new_block = {**new_block, "name": wire}
+                    else:
+                        args = new_block["input"]
+                        wire, convert = history.get(name) or history_plan(name)
+                        new_args = convert(args) if convert is not None else args
+                        shape = shapes.get(name)
+                        if shape is not None:
+                            new_args = shape.forward(new_args)
+                        if wire != name or new_args is not args:
+                            if wire != name and name not in renames:
+                                renames[name] = wire
+                            new_block = new_block.copy()
+                            new_block["name"] = wire
+                            new_block["input"] = new_args
                     value = new_block.get("id")
-                    if type(value) is str and accepts(value) is None:
-                        new_block = valid_id(new_block, "id", value)
+                    if type(value) is str and value not in seen:
+                        new_block = checked(new_block, "id", value)
                 elif kind == "tool_result":
                     new_block = block if seals is None else seals.tool_result(block)
                     if "name" in new_block:
                         new_block = tool_result(new_block)
                     value = new_block.get("tool_use_id")
-                    if type(value) is str and accepts(value) is None:
-                        new_block = valid_id(new_block, "tool_use_id", value)
+                    if type(value) is str and value not in seen:
+                        new_block = checked(new_block, "tool_use_id", value)
                     if search:
                         new_block = rename_references(new_block, rename)
                 elif search and holds_references(kind):
@@ -140,11 +140,15 @@ class Rewriter:
                 out[i] = new_message
         return out
 
-    def _valid_id(self, block: dict[str, Any], key: str, value: str) -> dict[str, Any]:
-        """The block with its id ``value``, which the target refuses, as the target accepts it
-        (:mod:`bridge_rules.callids`): the same function of the id alone for a call and its
-        result, so they stay paired."""
-        return {**block, key: wire_id(value, self.ids)}
+    def _checked_id(self, block: dict[str, Any], key: str, value: str) -> dict[str, Any]:
+        """The block with its id ``value`` as the target accepts it (:mod:`bridge_rules.callids`):
+        the same function of the id alone for a call and its result, so they stay paired. A
+        valid id is remembered, so the walk finds it in ``IdRule.seen`` next time."""
+        rule = self.ids
+        if rule.matcher()(value) is not None:
+            rule.remember(value)
+            return block
+        return {**block, key: wire_id(value, rule)}
 
     def seal_refusals(self) -> int:
         """Seals found so far on calls they were not made for (``transform.results``)."""
