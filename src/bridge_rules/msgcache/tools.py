@@ -26,7 +26,7 @@ class ToolsEntry:
     value: Any
     """``raw`` parsed; shared with every request that sends it, so read-only."""
     outcome: Any
-    """What the rewrite made of it (``transform.outbound.ToolsOutcome``)."""
+    """What the rewrite made of it (``transform.outbound_tools.ToolsOutcome``)."""
     context: Hashable
     """The JSON codec that parsed ``raw``: an entry serves only the same codec."""
     head: int

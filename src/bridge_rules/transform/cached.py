@@ -27,7 +27,7 @@ Why the splice is exact:
 
 Why a stored ``out`` is what the plain path would write for the message now:
 both paths rewrite messages with one function,
-:meth:`~bridge_rules.transform.outbound.Rewriter.messages`, and after it
+:meth:`~bridge_rules.transform.rewriter.Rewriter.messages`, and after it
 :func:`~bridge_rules.transform.outbound.rewrite_with` touches no message. That
 walk reads, besides the message itself:
 
@@ -54,7 +54,7 @@ the ``tool_result`` that answers it closed too (``transform.results``). A run wh
 happens is never stored, so it and everything after it are walked, in order, every time.
 
 The ``tools`` array goes the same way, whatever the body's size: what a request's
-tools decide (:class:`~bridge_rules.transform.outbound.ToolsOutcome`) depends on
+tools decide (:class:`~bridge_rules.transform.outbound_tools.ToolsOutcome`) depends on
 them and the rules alone, so an array the store's
 :class:`~bridge_rules.msgcache.ToolsMemo` holds is cut out before parsing (a
 second marker, which must parse as the top-level ``tools``), and its stored
