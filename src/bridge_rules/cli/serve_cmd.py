@@ -229,6 +229,23 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
             "past it, 413 while its history is replayed, else 504."
         ),
     ] = 1800.0,
+    keys: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(
+            help="A file of client keys (bridge-rules keys new NAME): every request but "
+            "/healthz then needs one, as x-api-key or Authorization: Bearer; read again on "
+            "SIGHUP (docs/security.md).",
+            metavar="FILE",
+        ),
+    ] = None,
+    route_choice: Annotated[
+        bool,
+        typer.Option(
+            help="Let a request choose its route by the x-bridge-rules-route header or its "
+            "model; --no-route-choice sends every request without an /r/<route>/ prefix to "
+            "the default route (docs/security.md).",
+        ),
+    ] = True,
     watch: Annotated[
         bool,
         typer.Option(

@@ -15,6 +15,7 @@ import asyncio
 import logging
 import os
 from collections.abc import Awaitable, Callable, Coroutine
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,7 @@ from bridge_rules.proxy.errors import ProxyError, UpstreamAborted
 from bridge_rules.proxy.forward import Exchange, forward
 from bridge_rules.proxy.headers import expectation
 from bridge_rules.proxy.heap import HeapTrimmer
+from bridge_rules.proxy.keyguard import KeyGuard, check_policies
 from bridge_rules.proxy.obs import AccessRecord, configure_logging, flush_access_log
 from bridge_rules.proxy.ops import OpsApp, with_ops
 from bridge_rules.proxy.reply import JSON, Message, Receive, Reply, Send
@@ -85,6 +87,8 @@ class ProxyApp:
             config.listen_host, config.allow_origins, config.allow_hosts
         )
         """Web pages' requests refused (``proxy.browsers``); :class:`OpsApp` asks it too."""
+        self.keys = KeyGuard.of(config, self._check_key_policies)
+        """Client keys and their limits (``proxy.keyguard``); None without ``--keys``."""
         self.routes: dict[tuple[str, str], Route] = {
             ("GET", "/healthz"): healthz,
             ("HEAD", "/healthz"): healthz,
@@ -118,6 +122,12 @@ class ProxyApp:
         """Each route's rules hash, and why its last reload failed (``/readyz``)."""
         return None if self.router is None else self.router.status()
 
+    def _check_key_policies(self, policies: list[tuple[str, tuple[str, ...]]]) -> None:
+        """Each key's routes and switches checked against the rules served (``ValueError``)."""
+        routes = {} if self.router is None else self.router.routes
+        runtimes = {name: route.engine.runtime for name, route in routes.items()}
+        check_policies(policies, runtimes, self.engine.runtime)
+
     def reload_bindings(self) -> None:
         """Read the bindings directory again over the same rules (:meth:`use_rules`)."""
         self.use_rules(self.rules)
@@ -137,6 +147,8 @@ class ProxyApp:
             await self.cli.aclose()
         if self.debug is not None:
             self.debug.close()
+        if self.keys is not None:
+            self.keys.close()
 
     async def __call__(self, scope: Message, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -165,7 +177,7 @@ class ProxyApp:
             record.error = exc.error_type
             if reply.started:
                 raise UpstreamAborted(exc.message) from None
-            await reply.error(exc.status, exc.message, close=exc.close)
+            await reply.error(exc.status, exc.message, close=exc.close, extra=exc.headers)
         except ClientGone:
             record.status, record.error = 499, "client_disconnected"
         except UpstreamAborted as exc:
@@ -204,21 +216,28 @@ class ProxyApp:
         if route is not None:
             await route(ex)
             return
+        caller = None if self.keys is None else self.keys.identify(ex)  # before the body
         ex.body = await read_body(scope, receive, config.max_body_bytes, config.body_timeout)
         ex.reply.record.bytes_in = len(ex.body)
         engine, upstream, cli = self.engine, self.upstream, self.cli
         if self.router is not None:  # serve --config with routes: (docs/proxy.md#routes)
-            engine, upstream, cli = self.router.pick(ex)
-        self._match_path(ex, engine)
+            engine, upstream, cli = self.router.pick(ex, caller, config.route_choice)
+        switches = () if caller is None else caller.spec.policy
+        self._match_path(ex, engine, switches)
         rewritten = method == "POST" and ex.scope["path"] in REWRITTEN_PATHS
-        if rewritten and len(ex.body) >= OFF_LOOP_BYTES:
-            await asyncio.to_thread(self._outbound, ex, engine)
-        elif rewritten:
-            self._outbound(ex, engine)
-        work = cli.answer(ex) if cli is not None and rewritten else forward(upstream, ex)
-        await self._until_disconnect(work, receive, ex.reply.record)
+        session = cli is not None and rewritten  # a Claude Code session is held
+        limited: AbstractContextManager[None] = nullcontext()
+        if caller is not None and self.keys is not None:  # before any work is spent on it
+            limited = self.keys.limited(caller, ex.reply.record, session)
+        with limited:
+            if rewritten and len(ex.body) >= OFF_LOOP_BYTES:
+                await asyncio.to_thread(self._outbound, ex, engine, switches)
+            elif rewritten:
+                self._outbound(ex, engine, switches)
+            work = cli.answer(ex) if cli is not None and rewritten else forward(upstream, ex)
+            await self._until_disconnect(work, receive, ex.reply.record)
 
-    def _match_path(self, ex: Exchange, engine: Engine) -> None:
+    def _match_path(self, ex: Exchange, engine: Engine, switches: tuple[str, ...]) -> None:
         """A path whose canonical form is a rewritten one becomes it; a near miss of one is
         a 404 under a route or a tool policy (``proxy.paths``)."""
         scope = ex.scope
@@ -229,7 +248,7 @@ class ProxyApp:
             if path != fixed or scope.get("raw_path", spelled) != spelled:
                 ex.scope = {**scope, "path": fixed, "raw_path": spelled}
         elif paths.near_miss(path, scope.get("raw_path", b"").decode("latin-1")) and (
-            self.router is not None or policy_on(engine, scope["headers"])
+            self.router is not None or policy_on(engine, scope["headers"], switches)
         ):
             shown = scope.get("raw_path", path.encode()).decode("latin-1")[:200]
             raise ProxyError(
@@ -239,14 +258,15 @@ class ProxyApp:
                 "with the tools unfiltered; send the request to /v1/messages",
             )
 
-    def _outbound(self, ex: Exchange, engine: Engine) -> None:
+    def _outbound(self, ex: Exchange, engine: Engine, switches: tuple[str, ...] = ()) -> None:
         body = ex.body
         with paused_for(len(body)):
             if body.lstrip()[:1] != b"{":
                 parse_payload(body)  # the precise 400: empty, not JSON, or not an object
             record = ex.reply.record
             try:
-                turn = engine.turn(body, policy=requested_switches(ex.scope["headers"]))
+                policy = (*switches, *requested_switches(ex.scope["headers"]))
+                turn = engine.turn(body, policy=policy)
             except jsonio.JSONDecodeError as exc:
                 raise unreadable(exc) from None
             except PolicyError as exc:

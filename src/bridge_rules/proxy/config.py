@@ -20,6 +20,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from bridge_rules.debuglog import private_problem
 from bridge_rules.proxy.browsers import host_problem, origin_problem
+from bridge_rules.proxy.keyfile import keys_problems
 from bridge_rules.proxy.routespec import ROUTE_WHERE, RouteSpec
 from bridge_rules.sealing import ENV_KEY as SEAL_KEY_ENV
 from bridge_rules.sealing import MIN_KEY_BYTES as MIN_SEAL_KEY_BYTES
@@ -78,6 +79,8 @@ class ProxyConfig:
     listen_host: str = "127.0.0.1"  # --host: a Host naming it is ours (proxy/browsers.py)
     allow_origins: tuple[str, ...] = ()  # web origins whose requests are served; "*": any
     allow_hosts: tuple[str, ...] = ()  # Host names served besides the listen address; "*"
+    keys: str | None = None  # client keys file (proxy/keyfile.py); None: no key asked for
+    route_choice: bool = True  # the route header and model routing; off: default route
 
     @property
     def base(self) -> str:
@@ -258,6 +261,10 @@ class ServeSettings:
             refused = host_problem(str(host))
             if refused is not None:
                 bad("allow_host", refused)
+        keys = options.get("keys")
+        cli = upstream == CLAUDE_CODE or any(r.upstream == CLAUDE_CODE for r in routes)
+        for message in keys_problems(keys, cli, str(options["host"])):
+            bad("keys", message)
         if options["log_prompts"] and not options["debug_log"]:
             bad("log_prompts", "--log-prompts only applies with --debug-log FILE")
         if options["debug_log"]:
@@ -339,6 +346,8 @@ _PROXY_OPTIONS = (
     "claude_max_turns",
     "claude_max_bytes",
     "claude_max_time",
+    "keys",
+    "route_choice",
 )
 """``serve`` options that are :class:`ProxyConfig` fields under the same name."""
 

@@ -35,7 +35,7 @@ from prometheus_client.exposition import generate_latest
 from prometheus_client.multiprocess import MultiProcessCollector
 
 from bridge_rules.proxy.config import MULTIPROC_ENV
-from bridge_rules.proxy.errors import error_body
+from bridge_rules.proxy.errors import ProxyError, error_body
 from bridge_rules.proxy.obs import CURRENT_REQUEST, AccessRecord, RequestContext
 
 Message = dict[str, Any]
@@ -120,6 +120,13 @@ class Metrics:
             "Tool calls in responses to tools the policy denies (policy.on_denied).",
             registry=self.registry,
         )
+        self.limited = Counter(
+            "bridge_rules_key_limited",
+            "Requests refused with 429 by a client key's limit, by key name and limit "
+            "(concurrent, per_minute, sessions).",
+            ["key", "limit"],
+            registry=self.registry,
+        )
         # Labelled children by label values, made on first use (``labels()`` per request
         # costs more than the update itself). The label sets are small and bounded.
         self._requests: dict[tuple[str, int], Counter] = {}
@@ -150,6 +157,8 @@ class Metrics:
             routed.inc()
         if record.error is not None:
             self.errors.labels(record.error).inc()
+        if record.limit is not None and record.key is not None:
+            self.limited.labels(record.key, record.limit).inc()
         if record.gate is False:
             self.gate_closed.inc()
         if record.renames:
@@ -211,10 +220,20 @@ class OpsApp:
             if refused is not None:
                 await _reply(send, 403, _JSON, error_body(403, refused), head=method == "HEAD")
                 return
+        admin = None
+        if method in ("GET", "HEAD") and path in ("/readyz", "/metrics"):
+            admin = self._admin(scope["headers"])
         if method in ("GET", "HEAD") and path == "/readyz":
-            await self._readyz(send, head=method == "HEAD")
+            await self._readyz(send, head=method == "HEAD", detail=admin is None)
             return
         if method in ("GET", "HEAD") and path == "/metrics":
+            if admin is not None:
+                status = admin.status
+                headers = [*_JSON, (b"connection", b"close")] if admin.close else _JSON
+                await _reply(
+                    send, status, headers, error_body(status, admin.message), head=method == "HEAD"
+                )
+                return
             body = self.metrics.exposition()
             headers = [(b"content-type", CONTENT_TYPE_LATEST.encode())]
             await _reply(send, 200, headers, body, head=method == "HEAD")
@@ -243,9 +262,25 @@ class OpsApp:
             duration.observe(time.perf_counter() - started)
             CURRENT_REQUEST.reset(token)
 
-    async def _readyz(self, send: Any, head: bool) -> None:
+    def _admin(self, headers: Any) -> ProxyError | None:
+        """Why the request may not see the proxy's detail (``serve --keys``: it needs an
+        admin key), or None."""
+        keys = getattr(self.app, "keys", None)
+        if keys is None:
+            return None
+        try:
+            keys.admin(headers)
+        except ProxyError as exc:
+            return exc
+        return None
+
+    async def _readyz(self, send: Any, head: bool, detail: bool = True) -> None:
         problem = await self._upstream_problem()
         ready = problem is None
+        if not detail:  # a probe without an admin key learns ready or not, nothing more
+            body = json.dumps({"status": "ready" if ready else "not ready"}).encode()
+            await _reply(send, 200 if ready else 503, _JSON, body, head)
+            return
         doc = {
             "status": "ready" if ready else "not ready",
             "rules": "loaded",
