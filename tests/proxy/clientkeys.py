@@ -65,10 +65,9 @@ def assert_no_leak(reply: httpx.Response, keys: Keys, allowed_names: tuple[str, 
         if secret in allowed_names:
             continue
         for piece in {secret, secret[:12]}:
-            if len(piece) < 4:  # a short name is compared whole, as a quoted word
-                piece = f"'{piece}'"
-            assert piece.lower() not in text, (piece, reply.text)
-            assert piece.lower() not in headers, (piece, headers)
+            sought = piece if len(piece) >= 4 else f"'{piece}'"  # a short name: as a word
+            assert sought.lower() not in text, (sought, reply.text)
+            assert sought.lower() not in headers, (sought, headers)
 
 
 def anthropic_error(reply: httpx.Response, status: int, kind: str) -> None:
