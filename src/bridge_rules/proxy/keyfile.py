@@ -1,4 +1,4 @@
-"""``serve --keys FILE``: the client keys, as written, checked, and made by ``keys new``.
+"""``serve --keys FILE``: the client keys, as written and checked.
 
 A keys file is YAML (read with the rule files' safe, size-limited reader), a mapping with
 one key, ``keys:``, a list of entries::
