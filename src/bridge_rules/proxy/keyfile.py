@@ -43,6 +43,8 @@ _HEX = re.compile(r"[0-9a-f]{64}")
 _ENV = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _KEYS = ("name", "sha256", "routes", "policy", "route_choice", "admin", "upstream_key", "limits")
 LIMITS = ("concurrent", "per_minute", "sessions")
+EMPTY = "BR005"
+"""The YAML reader's code for a file with nothing in it (comments at most)."""
 MAX_KEYS = 1024
 """More keys than this is refused: each needs a slot in the shared counters (proxy.limits)."""
 
@@ -97,6 +99,8 @@ def read_keys(path: str, environ: Mapping[str, str] | None = None) -> tuple[KeyS
     if not os.path.isfile(path):
         raise KeysError([f"{path}: no such file (bridge-rules keys new NAME --file {path})"])
     doc, diags = read_file(Path(path))
+    if doc is None and any(d.code == EMPTY for d in diags):
+        return ()  # every key revoked, or none made yet: nothing is let in
     if doc is None:
         raise KeysError([d.line() for d in diags] or [f"{path}: cannot be read"])
     smap = doc.source_map

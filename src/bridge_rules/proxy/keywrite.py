@@ -9,6 +9,7 @@ replaced whole (a reload never reads half of it), readable by its owner only.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from bridge_rules.proxy.keyfile import NAME, KeysError, digest, new_key, read_keys
@@ -30,10 +31,10 @@ def add_key(path: str, name: str) -> str:
         text = Path(path).read_text(encoding="utf-8")
     key = new_key()
     text = text.replace("keys: []\n", "keys:\n")
-    if not text.strip():
-        text = "keys:\n"
-    elif not text.endswith("\n"):
+    if text and not text.endswith("\n"):
         text += "\n"
+    if not re.search(r"^keys:", text, re.MULTILINE):  # a new file, or comments only
+        text += "keys:\n"
     _write(path, text + entry_text(name, key))
     return key
 
