@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from bridge_rules.proxy.config import ProxyConfig
     from bridge_rules.proxy.forward import Exchange
     from bridge_rules.proxy.obs import AccessRecord
-    from bridge_rules.runtime import Runtime
+    from bridge_rules.engine import Runtime
 
 PolicyCheck = Callable[[list[tuple[str, tuple[str, ...]]]], None]
 """Narrows each (route, switches) a key holds; raises ``ValueError`` for an unknown switch."""
@@ -59,6 +59,7 @@ class KeyGuard:
         caller = self.ring.identify(ex.scope["headers"])
         ex.reply.record.key = caller.name
         ex.upstream_auth = caller.upstream_auth()
+        ex.switches = caller.spec.policy
         return caller
 
     def admin(self, headers: Any) -> Caller:

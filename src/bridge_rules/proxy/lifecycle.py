@@ -186,13 +186,13 @@ def run_many(config: uvicorn.Config, proxy_config: ProxyConfig, rules_hash: str)
     ``uvicorn.run`` does, with the supervisor above."""
 
     def check() -> str:
-        from bridge_rules.ruleset import load_runtime
+        from bridge_rules.engine import load
 
         routes = {  # a worker could not start without them
-            route.name: load_runtime(list(route.rules or proxy_config.rules) or None)
+            route.name: load(list(route.rules or proxy_config.rules) or None).runtime
             for route in proxy_config.routes
         }
-        served = load_runtime(list(proxy_config.rules) or None)
+        served = load(list(proxy_config.rules) or None).runtime
         if proxy_config.keys:  # nor without its keys: a bad file keeps the old workers
             ring = KeyRing.load(proxy_config.keys)
             check_policies(policies_of(ring), routes, served)
