@@ -19,10 +19,10 @@ from bridge_rules.proxy.keys import Caller, KeyRing
 from bridge_rules.proxy.limits import Counters
 
 if TYPE_CHECKING:
+    from bridge_rules.engine import Runtime
     from bridge_rules.proxy.config import ProxyConfig
     from bridge_rules.proxy.forward import Exchange
     from bridge_rules.proxy.obs import AccessRecord
-    from bridge_rules.engine import Runtime
 
 PolicyCheck = Callable[[list[tuple[str, tuple[str, ...]]]], None]
 """Narrows each (route, switches) a key holds; raises ``ValueError`` for an unknown switch."""
