@@ -260,3 +260,23 @@ def test_metrics_and_readyz_detail_need_an_admin_key(
         r = loopback.get(url + "/metrics", headers={"authorization": f"Bearer {admin}"})
         assert r.status_code == 200
         assert "bridge_rules_requests" in r.text
+
+
+def test_watch_takes_up_a_revocation_by_itself(upstream: FakeUpstream, tmp_path: Path) -> None:
+    keys = Keys(tmp_path / "keys.yaml")
+    gone = keys.new("rotated-out")
+    args = [
+        "--upstream",
+        upstream.url,
+        "--keys",
+        str(keys.path),
+        "--watch",
+        "--watch-interval",
+        "0.2",
+    ]
+    with serving(args) as server:
+        assert ask(sdk(server.url, gone)) == "msg_fake"
+        keys.revoke("rotated-out")
+        server.wait_for("serve.keys_reload")
+        r = loopback.post(server.url + "/v1/messages", json=REQUEST, headers={"x-api-key": gone})
+        anthropic_error(r, 401, "authentication_error")
