@@ -15,6 +15,7 @@ on the access and debug log lines (``"key"``), the key itself nowhere.
 from __future__ import annotations
 
 import hmac
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -26,6 +27,8 @@ _AUTHORIZATION = b"authorization"
 CREDENTIAL_HEADERS = frozenset({_X_API_KEY, _AUTHORIZATION})
 """The client's credentials: never sent upstream when ``serve`` has keys."""
 _BEARER = b"bearer"
+_CREDENTIALS = re.compile(rb"([!#$%&'*+.^_`|~0-9A-Za-z-]+)[ \t]+(.*)", re.DOTALL)
+"""``auth-scheme 1*SP token`` (RFC 9110 11.4), the run of spaces or tabs taken whole."""
 NO_KEY = (
     "this proxy needs a client key: send it as x-api-key or Authorization: Bearer "
     "(bridge-rules keys new NAME makes one)"
@@ -42,13 +45,10 @@ def presented(headers: Iterable[tuple[bytes, bytes]]) -> bytes | None:
         if name == _X_API_KEY:
             key = value.strip(b" \t")
         elif name == _AUTHORIZATION:
-            scheme, _, rest = value.strip(b" \t").partition(b" ")
-            if b"\t" in scheme:
-                scheme, _, tail = scheme.partition(b"\t")
-                rest = tail + b" " + rest
-            if scheme.lower() != _BEARER:
+            found_bearer = _CREDENTIALS.fullmatch(value.strip(b" \t"))
+            if found_bearer is None or found_bearer[1].lower() != _BEARER:
                 continue
-            key = rest.strip(b" \t")
+            key = found_bearer[2]
         else:
             continue
         if key:
