@@ -84,6 +84,13 @@ class Metrics:
             ["rules_route", "status"],
             registry=self.registry,
         )
+        self.limited = Counter(
+            "bridge_rules_key_limited",
+            "Requests refused with 429 by a client key's limit, by key name and limit "
+            "(concurrent, per_minute, sessions).",
+            ["key", "limit"],
+            registry=self.registry,
+        )
         self.denied = Counter(
             "bridge_rules_denied_inbound",
             "Tool calls in responses to tools the policy denies (policy.on_denied).",
@@ -119,6 +126,8 @@ class Metrics:
             routed.inc()
         if record.error is not None:
             self.errors.labels(record.error).inc()
+        if record.limit is not None and record.key is not None:
+            self.limited.labels(record.key, record.limit).inc()
         if record.gate is False:
             self.gate_closed.inc()
         if record.renames:
