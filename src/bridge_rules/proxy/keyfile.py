@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bridge_rules.proxy.routespec import names_of
+
 PREFIX = "brk_"
 """Generated keys start with this, so a leaked one is recognisable (secret scanners)."""
 KEY_BYTES = 32
@@ -145,7 +147,7 @@ def _entry(raw: Any, at: str, env: Mapping[str, str], problems: list[str]) -> Ke
     sha = raw.get("sha256")
     if not isinstance(sha, str) or not _HEX.fullmatch(sha):
         problems.append(f"{at}: key '{name}' needs sha256: 64 lowercase hex digits")
-    lists = {k: _strings(raw.get(k, [])) for k in ("routes", "policy")}
+    lists = {k: names_of(raw.get(k, [])) for k in ("routes", "policy")}
     for key, got in lists.items():
         if got is None:
             problems.append(f"{at}: key setting '{key}' takes a name or a list of names")
@@ -167,14 +169,6 @@ def _entry(raw: Any, at: str, env: Mapping[str, str], problems: list[str]) -> Ke
         limits=limits,
         credential=credential,
     )
-
-
-def _strings(value: Any) -> tuple[str, ...] | None:
-    if isinstance(value, str):
-        return (value,)
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return tuple(value)
-    return None
 
 
 def _limits(raw: Any, at: str, problems: list[str]) -> Limits:
