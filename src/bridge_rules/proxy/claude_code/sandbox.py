@@ -183,10 +183,11 @@ def _end_group(signum: int = signal.SIGKILL, frame: object = None) -> None:
     os.killpg(0, signal.SIGKILL)  # the launcher's own group: the CLI, its children, itself
 
 
-def supervise(parent: int, cmd: list[str]) -> int:
+def supervise(parent: int, cmd: list[str], null: int) -> int:
     """Run ``cmd`` as a child that dies with this process, while this process dies (and
     takes its descendants along) with ``parent`` or on SIGTERM; the child's exit status,
-    once the descendants it left are gone too."""
+    once the descendants it left are gone too. ``null``: an open ``/dev/null``, for this
+    process's own standard streams once the child has them."""
     libc = _libc()
     signal.signal(signal.SIGTERM, _end_group)
     if libc.prctl(_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) != 0 or os.getppid() != parent:
@@ -203,7 +204,6 @@ def supervise(parent: int, cmd: list[str]) -> int:
         except OSError as exc:
             os.write(2, f"cannot start {cmd[0]}: {exc.strerror}\n".encode())
             os._exit(127)
-    null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):  # the pipes stay the CLI's alone: its exit is their end
         os.dup2(null, fd)
     while True:
@@ -218,9 +218,10 @@ def main(argv: list[str]) -> None:
     parent = next(int(r[2:]) for r in argv[:split] if r.startswith("p:"))
     read = [r[2:] for r in argv[:split] if r.startswith("r:")]
     write = [r[2:] for r in argv[:split] if r.startswith("w:")]
+    null = os.open(os.devnull, os.O_RDWR)  # before the wall, which may not allow /dev
     if read or write:
         restrict(read, write)
-    code = supervise(parent, argv[split + 1 :])
+    code = supervise(parent, argv[split + 1 :], null)
     if code < 0:  # the CLI was killed: so is its launcher, as the caller would see the CLI
         signal.signal(-code, signal.SIG_DFL)
         os.kill(os.getpid(), -code)
