@@ -19,19 +19,26 @@ from typing import Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "e2e"))
-from scripted import ScriptedEndpoint, done  # noqa: E402
-from servers import running_app  # noqa: E402
+from scripted import ScriptedEndpoint, done
+from servers import running_app
 
-from bridge_rules.proxy import ProxyConfig, create_app  # noqa: E402
+from bridge_rules.proxy import ProxyConfig, create_app
 
 
 def conversation(turns: int) -> dict[str, Any]:
     messages: list[dict[str, Any]] = []
     for n in range(turns - 1):
-        messages += [{"role": "user", "content": f"question {n}"}, {"role": "assistant", "content": f"answer {n}"}]
+        messages.append({"role": "user", "content": f"question {n}"})
+        messages.append({"role": "assistant", "content": f"answer {n}"})
     messages.append({"role": "user", "content": "the last question"})
-    return {"model": "claude-sonnet-4-6", "max_tokens": 64, "stream": True, "messages": messages,
-            "tools": [{"name": "Bash", "description": "run", "input_schema": {"type": "object"}}]}  # fmt: skip
+    tool = {"name": "Bash", "description": "run", "input_schema": {"type": "object"}}
+    return {
+        "model": "claude-sonnet-4-6",
+        "max_tokens": 64,
+        "stream": True,
+        "messages": messages,
+        "tools": [tool],
+    }
 
 
 def first_byte_ms(url: str, body: dict[str, Any]) -> float:
