@@ -42,12 +42,17 @@ def test_the_cli_reads_its_scratch_and_nothing_of_the_project_or_home(tmp_path: 
     assert environ.stdout == ""
 
 
-def test_a_script_cli_is_not_wrapped_and_says_why(tmp_path: Path) -> None:
+def test_a_script_cli_is_supervised_without_the_wall_and_says_why(tmp_path: Path) -> None:
     script = tmp_path / "claude"
-    script.write_text("#!/bin/sh\necho hi\n", encoding="utf-8")
+    script.write_text('#!/bin/sh\necho hi "$@"\n', encoding="utf-8")
+    script.chmod(0o755)
     cmd = [str(script), "--print"]
-    assert sandbox.wrapped(cmd, str(tmp_path)) == (cmd, sandbox.why_not(str(script)))
-    assert "script" in (sandbox.why_not(str(script)) or "")
+    launched, why = sandbox.wrapped(cmd, str(tmp_path))
+    assert "script" in (why or "")
+    assert launched[launched.index("--") + 1 :] == cmd
+    assert not any(a.startswith(("r:", "w:")) for a in launched[: launched.index("--")])
+    done = subprocess.run(launched, capture_output=True, text=True, timeout=30, check=False)
+    assert (done.returncode, done.stdout) == (0, "hi --print\n")
 
 
 def test_the_files_and_config_dir_its_environment_names_stay_readable(tmp_path: Path) -> None:

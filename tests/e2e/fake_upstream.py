@@ -35,6 +35,9 @@ class Script:
     cut_after_events: int | None = None  # drop the connection after N events
     gzip: bool = False  # gzip JSON bodies whatever the client asked for
     extra_headers: list[tuple[str, str]] = field(default_factory=list)
+    usage: dict[str, Any] | None = None  # the call's usage (else 10 in, 5 out), as the API
+    # reports it: in full in a JSON reply and a stream's message_delta, in message_start
+    # with one output token
 
 
 @dataclass
@@ -107,7 +110,7 @@ def message(payload: dict[str, Any], script: Script) -> dict[str, Any]:
         "content": blocks,
         "stop_reason": stop,
         "stop_sequence": None,
-        "usage": {"input_tokens": 10, "output_tokens": 5},
+        "usage": script.usage or {"input_tokens": 10, "output_tokens": 5},
     }
 
 
@@ -115,6 +118,9 @@ def sse_events(payload: dict[str, Any], script: Script) -> list[bytes]:
     msg = message(payload, script)
     blocks = msg.pop("content")
     start = {**msg, "content": [], "stop_reason": None}
+    if script.usage:
+        start["usage"] = {k: v for k, v in script.usage.items() if k != "server_tool_use"}
+        start["usage"]["output_tokens"] = 1
     events: list[tuple[str, dict[str, Any]]] = [("message_start", {"message": start})]
     for i, block in enumerate(blocks):
         if block["type"] == "text":
@@ -141,7 +147,7 @@ def sse_events(payload: dict[str, Any], script: Script) -> list[bytes]:
             "message_delta",
             {
                 "delta": {"stop_reason": msg["stop_reason"], "stop_sequence": None},
-                "usage": {"output_tokens": 5},
+                "usage": script.usage or {"output_tokens": 5},
             },
         )
     )

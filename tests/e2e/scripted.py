@@ -58,6 +58,8 @@ class _Scripted(_Handler):
         if script.status is not None:  # a scripted failure of the model endpoint
             self._send(script.status, "application/json", script.error_body)
             return
+        with self.server.lock:
+            self.server.usage.append(message(blank, script)["usage"])
         unique = f"toolu_turn{turn + 1}_".encode()  # ids never repeat across turns
         if payload.get("stream"):
             self._stream([e.replace(b"toolu_fake", unique) for e in sse_events(blank, script)])
@@ -72,6 +74,8 @@ class ScriptedEndpoint(FakeUpstream):
         self.RequestHandlerClass = _Scripted
         self.replies = replies
         self.turns: list[dict[str, Any]] = []
+        self.usage: list[dict[str, Any]] = []
+        """The usage this endpoint reported, one entry per model request it answered."""
 
 
 @contextmanager

@@ -6,7 +6,11 @@ unless the policy lets the CLI run some tools itself, in which case it calls the
 again after each. The calls are merged into one message here: the first
 ``message_start`` opens it, blocks are renumbered, the blocks of tools the CLI ran
 (and so will not come back to the client) are left out, and the last call's
-``message_delta`` closes it with the output tokens of all the calls.
+``message_delta`` closes it with the usage of all the calls: each call's ``message_start``
+usage updated by its ``message_delta`` (whose counts are the call's totals), summed key by
+key (input, output, cache writes and reads, ``server_tool_use``). The ``message_start``
+the client gets is the first call's; a client reads the totals from the
+``message_delta``, as the SDKs do.
 
 Tool names are given back as wire names (the CLI shows a non-``mcp__`` tool as
 ``mcp__bridge__<name>``); the proxy's rules then map them to the client's names.
@@ -31,7 +35,7 @@ class Bridge:
         self._skipped: set[int] = set()
         self._next = 0
         self._held: list[Event] = []
-        self._output_tokens = 0
+        self._usage: list[dict[str, Any]] = []  # each model call's, as the endpoint said
         self.proposed = 0
         """tool_use blocks that go to the client, in the current model call."""
         self.calls: dict[str, str] = {}
@@ -43,6 +47,8 @@ class Bridge:
         """The events to send the client for one event of the CLI (often itself)."""
         kind = event.get("type")
         if kind == "message_start":
+            usage = (event.get("message") or {}).get("usage")
+            self._usage.append(dict(usage) if isinstance(usage, dict) else {})
             self._index, self._skipped = {}, set()
             self.proposed, self.call_ended, self._held = 0, False, []
             if self._started:
@@ -57,8 +63,9 @@ class Bridge:
                 return []
             return [{**event, "index": self._index[at]}]
         if kind == "message_delta":
-            usage = event.get("usage") or {}
-            self._output_tokens += int(usage.get("output_tokens") or 0)
+            usage = event.get("usage")
+            if self._usage and isinstance(usage, dict):
+                self._usage[-1].update(usage)
             self._held = [event]
             return []
         if kind == "message_stop":
@@ -84,12 +91,13 @@ class Bridge:
         return [{**event, "index": self._index[at], "content_block": block}]
 
     def finish(self) -> list[Event]:
-        """The closing events: the last call's ``message_delta`` (with every call's output
-        tokens) and ``message_stop``."""
+        """The closing events: the last call's ``message_delta`` (with every call's usage
+        summed) and ``message_stop``."""
         out: list[Event] = []
+        total = summed(self._usage)
         for held in self._held:
             if held.get("type") == "message_delta":
-                usage = {**(held.get("usage") or {}), "output_tokens": self._output_tokens}
+                usage = {**(held.get("usage") or {}), **total}
                 held = {**held, "usage": usage}  # noqa: PLW2901 - the copy that goes out
             out.append(held)
         if not any(e.get("type") == "message_stop" for e in out):
@@ -99,6 +107,24 @@ class Bridge:
     @property
     def started(self) -> bool:
         return self._started
+
+
+def summed(usages: list[dict[str, Any]]) -> dict[str, Any]:
+    """The usages added key by key: counts summed, nested objects (``server_tool_use``,
+    ``cache_creation``) likewise, anything else (``service_tier``) the last one given."""
+    total: dict[str, Any] = {}
+    for usage in usages:
+        for key, value in usage.items():
+            if value is None:
+                continue
+            have = total.get(key)
+            if isinstance(value, int) and not isinstance(value, bool):
+                total[key] = (have if isinstance(have, int) else 0) + value
+            elif isinstance(value, dict):
+                total[key] = summed([have if isinstance(have, dict) else {}, value])
+            else:
+                total[key] = value
+    return total
 
 
 def sse(event: Event) -> bytes:

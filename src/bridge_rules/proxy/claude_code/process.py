@@ -5,7 +5,8 @@ up to ten seconds to stop it. This transport, given to the SDK's client in its p
 builds the same command line (the SDK renders the options), but starts the child with
 only :func:`child_env`, in its own process group (so anything it starts goes with it),
 and stops it at once: a request that ended, a client that left and a timeout all leave
-no process behind.
+no process behind. It starts through the launcher of :mod:`.sandbox`, which ends it when
+the worker dies, even by SIGKILL.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import functools
 import json
 import logging
 import os
+import shutil
 import signal
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
@@ -94,12 +96,16 @@ class CliProcess(Transport):
         sandbox: str | None = None,
     ) -> None:
         """``sandbox``: the scratch directory the CLI is confined to (:mod:`.sandbox`), or
-        None when the operator gave it tools or MCP servers that may read the host."""
-        self._cmd = SubprocessCLITransport(prompt=_no_prompt(), options=options)._build_command()
-        if sandbox is not None:
-            self._cmd, unsandboxed = wrapped(self._cmd, sandbox, env)
-            if unsandboxed is not None:
-                _note_unsandboxed(unsandboxed)
+        None when the operator gave it tools or MCP servers that may read the host. Either
+        way the CLI starts through the launcher that ends it with this worker."""
+        cmd = SubprocessCLITransport(prompt=_no_prompt(), options=options)._build_command()
+        self._cli = shutil.which(cmd[0], path=env.get("PATH"))
+        # Always through the launcher, so the CLI dies with this worker (sandbox.py); the
+        # wall only where asked for.
+        self._cmd, unsandboxed = wrapped([self._cli or cmd[0], *cmd[1:]], sandbox, env)
+        if unsandboxed is not None:
+            _note_unsandboxed(unsandboxed)
+        self._given = cmd[0]
         self._env = env
         self._cwd = cwd
         self.proc: asyncio.subprocess.Process | None = None
@@ -108,6 +114,10 @@ class CliProcess(Transport):
         self._closing = False
 
     async def connect(self) -> None:
+        if self._cli is None:  # the launcher would only find out after it started
+            if os.path.exists(self._given):
+                raise PermissionError(self._given)
+            raise FileNotFoundError(self._given)
         self.proc = await asyncio.create_subprocess_exec(
             *self._cmd,
             stdin=asyncio.subprocess.PIPE,
@@ -163,19 +173,25 @@ class CliProcess(Transport):
         return f": {text.splitlines()[-1][:300]}" if text else ""
 
     def kill(self) -> None:
-        """Stop the child and its process group now, without waiting; idempotent."""
+        """Stop the child now, without waiting; idempotent. The launcher ends the CLI and
+        everything it started (sandbox.py); :meth:`close` makes sure of the group."""
         if self.proc is None:
             return
         self._closing = True
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signal.SIGKILL)  # the group too, even once the CLI is gone
+            os.kill(self.proc.pid, signal.SIGTERM)
 
     async def close(self) -> None:
-        """:meth:`kill`, then reap the child."""
+        """:meth:`kill`, then reap the child; its group is killed outright if the launcher
+        has not ended it within a second."""
         proc = self.proc
         if proc is None:
             return
         self.kill()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(asyncio.shield(proc.wait()), 1)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)  # the group too, even once the CLI is gone
         with contextlib.suppress(Exception):
             await asyncio.shield(proc.wait())
         if self._stderr_task is not None:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bridge_rules import jsonio
+from bridge_rules.proxy.claude_code.credentials import missing
 from bridge_rules.proxy.claude_code.events import Event, assemble, sse
 from bridge_rules.proxy.claude_code.plan import PlanError, plan
 from bridge_rules.proxy.claude_code.session import Bounds, CliFailed, Policy, Session
@@ -102,7 +103,7 @@ class ClaudeCodeUpstream:
         found = shutil.which(path)
         if found is None:
             return f"the Claude Code CLI was not found at {path}"
-        return None
+        return missing(os.environ)
 
     async def answer(self, ex: Exchange) -> None:
         """Answer ``/v1/messages`` or ``/v1/messages/count_tokens`` with the CLI."""
@@ -115,6 +116,10 @@ class ClaudeCodeUpstream:
             headers = [(b"content-type", JSON), (b"retry-after", RETRY_AFTER)]
             await ex.reply.full(429, headers, error_body(429, message))
             return
+        unready = missing(os.environ)
+        if unready is not None:  # the CLI would only say "Please run /login"
+            ex.reply.record.error = "no_credentials"
+            raise ProxyError(503, unready)
         bounds = self.settings.bounds
         if len(ex.body) > bounds.bytes:
             raise ProxyError(

@@ -1,0 +1,75 @@
+"""Time to the first SSE byte through ``serve --upstream claude-code`` with the real CLI,
+beyond the model endpoint's own: a fake endpoint on loopback that answers at once, a
+conversation of 1 and of 100 turns, the proxy in this process. The floor is a streaming
+request straight to the fake endpoint, timed the same way.
+
+    PYTHONPATH=src python benchmarks/bench_claude_code.py [--runs N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "e2e"))
+from scripted import ScriptedEndpoint, done
+from servers import running_app
+
+from bridge_rules.proxy import ProxyConfig, create_app
+
+
+def conversation(turns: int) -> dict[str, Any]:
+    messages: list[dict[str, Any]] = []
+    for n in range(turns - 1):
+        messages.append({"role": "user", "content": f"question {n}"})
+        messages.append({"role": "assistant", "content": f"answer {n}"})
+    messages.append({"role": "user", "content": "the last question"})
+    tool = {"name": "Bash", "description": "run", "input_schema": {"type": "object"}}
+    return {
+        "model": "claude-sonnet-4-6",
+        "max_tokens": 64,
+        "stream": True,
+        "messages": messages,
+        "tools": [tool],
+    }
+
+
+def first_byte_ms(url: str, body: dict[str, Any]) -> float:
+    started = time.perf_counter()
+    with httpx.stream("POST", f"{url}/v1/messages", json=body, timeout=60) as reply:
+        chunks = reply.iter_raw()
+        next(chunks)
+        took = (time.perf_counter() - started) * 1000
+        for _ in chunks:
+            pass
+    return took
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=10)
+    runs = parser.parse_args().runs
+    with ScriptedEndpoint([done("hi")]) as endpoint:
+        os.environ["ANTHROPIC_BASE_URL"] = endpoint.url
+        os.environ["ANTHROPIC_API_KEY"] = "sk-ant-bench"
+        floor = statistics.median(first_byte_ms(endpoint.url, conversation(1)) for _ in range(runs))
+        print(f"endpoint itself: p50 {floor:.1f} ms")
+        with running_app(create_app(ProxyConfig(upstream="claude-code"))) as url:
+            for turns in (1, 100):
+                body = conversation(turns)
+                first_byte_ms(url, body)  # the first start reads the binary from disk
+                times = sorted(first_byte_ms(url, body) for _ in range(runs))
+                p50 = statistics.median(times) - floor
+                p90 = times[int(0.9 * (len(times) - 1))] - floor
+                print(f"turn {turns}: beyond the endpoint p50 {p50:.0f} ms, p90 {p90:.0f} ms")
+
+
+if __name__ == "__main__":
+    main()
