@@ -227,7 +227,12 @@ class Engine:
 
         if model is not None:
             _name(model, "model")
-        result = rewrite_outbound(self.runtime, payload, model, self._env(env))
+        from bridge_rules.transform.model_fit import fit
+
+        fitted = fit(self.runtime.rules.models, payload, model)
+        result = rewrite_outbound(self.runtime, fitted.payload, model, self._env(env))
+        if fitted.rejected is not None and result.rejected is None:
+            result.rejected = fitted.rejected
         log = self.debug_log(env)
         if log is not None:
             log.outbound(payload, result.payload, result.renames)
