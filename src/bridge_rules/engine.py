@@ -229,7 +229,7 @@ class Engine:
             _name(model, "model")
         from bridge_rules.transform.model_fit import fit
 
-        fitted = fit(self.runtime.rules.models, payload, model)
+        fitted = fit(self.runtime.rules.models, payload, model, self.runtime.outbound_name)
         result = rewrite_outbound(self.runtime, fitted.payload, model, self._env(env))
         if fitted.rejected is not None and result.rejected is None:
             result.rejected = fitted.rejected

@@ -13,6 +13,7 @@ without a mark is decided by ``thinking.unknown``. No worker remembers anything.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,15 +48,19 @@ def unmark(sealed: str) -> tuple[str | None, str]:
     return (model, rest) if sep else (None, sealed)
 
 
-def fit(table: ModelTable, payload: Any, model: str | None) -> Fitted:
-    """``payload`` for ``model`` under ``table``; never raises on the payload's shape."""
+def fit(
+    table: ModelTable, payload: Any, model: str | None, wire: Callable[[str], str] = str
+) -> Fitted:
+    """``payload`` for ``model`` under ``table``; never raises on the payload's shape.
+    ``wire``: a tool's name as the model will see it (the instruction that replaces a
+    forced tool_choice names the tool the way the rewritten ``tools`` do)."""
     if not isinstance(payload, dict):
         return Fitted(payload)
     model = model if model is not None else payload.get("model")
     model = model if isinstance(model, str) else None
     decisions = table.decide(model)
     done = Fitted(dict(payload))
-    _tool_choice(done, decisions["tool_choice.forced"], model)
+    _tool_choice(done, decisions["tool_choice.forced"], model, wire)
     if done.rejected is not None:
         return done
     _disabled(done, decisions["thinking.disabled"])
@@ -65,7 +70,9 @@ def fit(table: ModelTable, payload: Any, model: str | None) -> Fitted:
     return done
 
 
-def _tool_choice(done: Fitted, decision: Decision, model: str | None) -> None:
+def _tool_choice(
+    done: Fitted, decision: Decision, model: str | None, wire: Callable[[str], str]
+) -> None:
     out = done.payload
     choice = out.get("tool_choice")
     if not isinstance(choice, dict) or choice.get("type") not in ("any", "tool"):
@@ -83,7 +90,7 @@ def _tool_choice(done: Fitted, decision: Decision, model: str | None) -> None:
         out["tool_choice"] = auto
         name = choice.get("name")
         said = (
-            f"You must call the tool `{name}` in your response."
+            f"You must call the tool `{wire(name)}` in your response."
             if choice.get("type") == "tool" and isinstance(name, str)
             else "You must call one of the provided tools in your response."
         )

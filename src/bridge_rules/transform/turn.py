@@ -143,7 +143,7 @@ def fit_body(
     if not table.active and MARK.encode() not in body:
         return None, None, body
     payload = jsonio.loads(body)
-    done = fit(table, payload, model)
+    done = fit(table, payload, model, rt.outbound_name)
     asked = model if model is not None else _model_of(payload)
     marks = asked if table.marks and asked else None
     if not isinstance(payload, dict):
