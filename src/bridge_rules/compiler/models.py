@@ -6,6 +6,7 @@ layer them at request time (a later file's entry overlays an earlier one field b
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from typing import Any
 
@@ -53,3 +54,22 @@ def _fields(entry: ModelEntry) -> Iterable[tuple[str, Any]]:
                 yield f"thinking.{key}", value
     if entry.system_in_messages is not None:
         yield "system_in_messages", entry.system_in_messages
+
+
+@functools.cache
+def packaged_models() -> tuple[ModelTable, str | None]:
+    """The packaged ``models`` profile compiled (what lint compares globs and overlays
+    with), and the path it is shown under; an empty table if it is missing."""
+    from bridge_rules.loader import read_file
+    from bridge_rules.model import RuleFile
+    from bridge_rules.resources import display_root, profile_path
+
+    path = profile_path("models")
+    if path is None:
+        return ModelTable(), None
+    root = display_root()
+    shown = str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
+    doc, _ = read_file(path, shown)
+    if doc is None:
+        return ModelTable(), None
+    return compile_models([SourcedFile(RuleFile.model_validate(doc.data), doc)]), shown
