@@ -23,7 +23,7 @@ from bridge_rules.debuglog import DebugLog, omit_text
 from bridge_rules.engine import Engine
 from bridge_rules.gcpause import paused_for, tune_for_serving
 from bridge_rules.policy import PolicyError
-from bridge_rules.proxy import paths
+from bridge_rules.proxy import models_list, paths
 from bridge_rules.proxy.body import (
     ClientGone,
     check_headers,
@@ -209,6 +209,12 @@ class ProxyApp:
         engine, upstream, cli = self.engine, self.upstream, self.cli
         if self.router is not None:  # serve --config with routes: (docs/proxy.md#routes)
             engine, upstream, cli = self.router.pick(ex)
+        if cli is not None and models_list.is_models_path(
+            method, paths.canonical(ex.scope["path"])
+        ):
+            # Claude Code has no Models API: the route's rules say what it offers
+            await models_list.answer(ex, engine.runtime.rules.models)
+            return
         self._match_path(ex, engine)
         rewritten = method == "POST" and ex.scope["path"] in REWRITTEN_PATHS
         if rewritten and len(ex.body) >= OFF_LOOP_BYTES:
