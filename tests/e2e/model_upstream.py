@@ -86,15 +86,17 @@ def refusal(payload: dict[str, Any]) -> str | None:
 
 def thinking_reply(payload: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
     """``base`` with a thinking block first, signed for the model that answers."""
-    model = str(payload.get("model"))
+    model = str(base.get("model"))
     said = f"thinking of {model} at turn {len(payload.get('messages') or [])}"
     block = {"type": "thinking", "thinking": said, "signature": signature(model, said)}
     return {**base, "content": [block, *base["content"]]}
 
 
 def thinking_events(payload: dict[str, Any], events: list[bytes]) -> list[bytes]:
-    """``events`` with a thinking block at index 0 (signature as a ``signature_delta``)."""
-    model = str(payload.get("model"))
+    """``events`` with a thinking block at index 0 (signature as a ``signature_delta``),
+    signed for the model ``message_start`` names."""
+    start = json.loads(events[0].decode().partition("data: ")[2])
+    model = str(start["message"]["model"])
     said = f"thinking of {model} at turn {len(payload.get('messages') or [])}"
 
     def ev(name: str, data: dict[str, Any]) -> bytes:
@@ -132,6 +134,11 @@ class ModelUpstream(FakeUpstream):
     def __init__(self) -> None:
         super().__init__(_ModelHandler)
         self.refused: list[str] = []
+        self.always_think = False
+        """Answer with a thinking block whether or not the request asked (Opus 5.5 and Fable
+        think always)."""
+        self.answer_as: str | None = None
+        """The model that answers (a server-side fallback answers as another model)."""
 
 
 class _ModelHandler(_Handler):
@@ -154,16 +161,19 @@ class _ModelHandler(_Handler):
             self._send(400, "application/json", json.dumps(error).encode())
             return None
         script = self.server.script
-        thinks = isinstance(payload.get("thinking"), dict) and payload["thinking"].get("type") in (
-            "enabled",
-            "adaptive",
-            "between_tools",
+        answered = (
+            payload
+            if self.server.answer_as is None
+            else {**payload, "model": self.server.answer_as}
         )
+        asked = payload.get("thinking")
+        asked_type = asked.get("type") if isinstance(asked, dict) else None
+        thinks = self.server.always_think or asked_type in ("enabled", "adaptive", "between_tools")
         if payload.get("stream"):
-            events = sse_events(payload, script)
+            events = sse_events(answered, script)
             self._stream(thinking_events(payload, events) if thinks else events)
         else:
-            reply = message(payload, script)
+            reply = message(answered, script)
             reply = thinking_reply(payload, reply) if thinks else reply
             self._send(200, "application/json", json.dumps(reply).encode())
         return None
