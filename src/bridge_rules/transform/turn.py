@@ -145,7 +145,8 @@ def fit_body(
     payload = jsonio.loads(body)
     done = fit(table, payload, model, rt.outbound_name)
     asked = model if model is not None else _model_of(payload)
-    marks = asked if table.marks and asked else None
+    foreign = table.decide(asked)["thinking.foreign"] if table.marks and asked else None
+    marks = asked if foreign is not None and foreign.setting is not None else None
     if not isinstance(payload, dict):
         return None, marks, body
     same = set(done.payload) == set(payload)
