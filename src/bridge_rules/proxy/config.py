@@ -16,10 +16,10 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
-from urllib.parse import urlsplit, urlunsplit
 
 from bridge_rules.debuglog import private_problem
 from bridge_rules.proxy.browsers import host_problem, origin_problem
+from bridge_rules.proxy.kinds import kind_of, normalise_upstream  # noqa: F401  (callers')
 from bridge_rules.proxy.routespec import ROUTE_WHERE, RouteSpec
 from bridge_rules.sealing import ENV_KEY as SEAL_KEY_ENV
 from bridge_rules.sealing import MIN_KEY_BYTES as MIN_SEAL_KEY_BYTES
@@ -94,21 +94,6 @@ class ProxyConfig:
         for name in ("claude_allow", "allow_origins", "allow_hosts"):
             raw[name] = tuple(raw.get(name) or ())
         return cls(**raw)
-
-
-def normalise_upstream(url: str) -> tuple[str, str | None]:
-    """The upstream without a trailing ``/`` or ``/v1`` (the proxy adds ``/v1/...`` itself),
-    and a warning when it had ``/v1``; query and fragment are refused by the caller."""
-    parts = urlsplit(url)
-    path = parts.path.rstrip("/")
-    warning = None
-    if path.endswith("/v1"):
-        path = path[: -len("/v1")]
-        warning = (
-            f"--upstream ends in /v1; using {urlunsplit(parts._replace(path=path))} "
-            "(the proxy forwards /v1/messages itself, so /v1 would be doubled)"
-        )
-    return urlunsplit(parts._replace(path=path)), warning
 
 
 def private_file_problem(path: str) -> str | None:
@@ -215,24 +200,9 @@ class ServeSettings:
             problems += [SettingProblem(m, where.get(ROUTE_WHERE + n)) for n, m in unserved]
             if any(not p.warning for p in problems):
                 return None, problems
-        parts = urlsplit(upstream)
-        if upstream == CLAUDE_CODE:
-            for name, message in _claude_code_problems(options):
-                bad(name, message)
-        elif parts.scheme not in ("http", "https") or not parts.netloc:
-            bad("upstream", f"--upstream must be an http(s) URL, got '{upstream}'")
-        elif parts.query or parts.fragment:
-            bad("upstream", f"--upstream takes no query string or fragment, got '{upstream}'")
-        elif "@" in parts.netloc:
-            bad(
-                "upstream",
-                "--upstream takes no user name or password (user:pass@host, deprecated by "
-                "RFC 9110); the client's own credentials headers go upstream as sent",
-            )
-        else:
-            upstream, notice = normalise_upstream(upstream)
-            if notice is not None:
-                problems.append(SettingProblem(notice, where.get("upstream"), warning=True))
+        upstream, found = kind_of(upstream).problems(upstream, options)
+        for name, message, warning in found:
+            problems.append(SettingProblem(message, where.get(name), warning=warning))
         if not 0 <= options["port"] <= 65535:
             bad("port", "--port must be from 0 to 65535")
         for name in _AT_LEAST_ONE:
@@ -341,27 +311,6 @@ _PROXY_OPTIONS = (
     "claude_max_time",
 )
 """``serve`` options that are :class:`ProxyConfig` fields under the same name."""
-
-
-def _claude_code_problems(options: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """Why ``--upstream claude-code`` cannot work with these options (option, message): no
-    SDK, no sessions, or an MCP config file that cannot be used."""
-    import importlib.util
-
-    problems = []
-    if importlib.util.find_spec("claude_agent_sdk") is None:
-        problems.append(("upstream", MISSING_SDK))
-    if options.get("max_sessions", 1) < 1:
-        problems.append(("max_sessions", "--max-sessions must be at least 1"))
-    for name in ("claude_max_turns", "claude_max_bytes", "claude_max_time"):
-        if options.get(name, 1) <= 0:
-            problems.append((name, f"{_flag(name)} must be positive"))
-    if options.get("claude_mcp_config"):
-        try:
-            read_mcp_config(options["claude_mcp_config"])
-        except ValueError as exc:
-            problems.append(("claude_mcp_config", f"--claude-mcp-config: {exc}"))
-    return problems
 
 
 def read_mcp_config(path: str) -> dict[str, Any]:

@@ -172,11 +172,11 @@ def run_many(config: uvicorn.Config, proxy_config: ProxyConfig, rules_hash: str)
     ``uvicorn.run`` does, with the supervisor above."""
 
     def check() -> str:
-        from bridge_rules.ruleset import load_runtime
+        from bridge_rules.engine import load
 
         for route in proxy_config.routes:  # a worker could not start without them
-            load_runtime(list(route.rules or proxy_config.rules) or None)
-        return load_runtime(list(proxy_config.rules) or None).rules.digest
+            load(list(route.rules or proxy_config.rules) or None)
+        return load(list(proxy_config.rules) or None).runtime.rules.digest
 
     sock = config.bind_socket()
     # Listening from here on, before any worker runs: the start line below is true when it

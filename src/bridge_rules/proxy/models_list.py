@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from bridge_rules import jsonio
-from bridge_rules.modelrules import ListedModel, ModelTable
+from bridge_rules.engine import ModelTable
 from bridge_rules.proxy.errors import ProxyError
 from bridge_rules.proxy.reply import JSON
 
@@ -26,7 +26,8 @@ def is_models_path(method: str, path: str) -> bool:
     return method in ("GET", "HEAD") and (path == PATH or path.startswith(PATH + "/"))
 
 
-def _shown(model: ListedModel) -> dict[str, Any]:
+def _shown(model: Any) -> dict[str, Any]:
+    """One listed model (``modelrules.ListedModel``) as the Models API shows it."""
     return {
         "type": "model",
         "id": model.id,

@@ -11,12 +11,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+
+from bridge_rules.proxy.kinds import route_problem
 
 if TYPE_CHECKING:
     from bridge_rules.source import SourceMap
 
-CLAUDE_CODE = "claude-code"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 ROUTE_WHERE = "route:"
 """``where`` key prefix for a route's place in ``--config FILE`` (``route:<name>``)."""
@@ -31,7 +31,8 @@ class RouteSpec:
     rules: tuple[str, ...] = ()
     """Rule files (empty: ``serve``'s own ``rules``)."""
     upstream: str | None = None
-    """An http(s) URL, or ``claude-code``; None: ``serve``'s ``upstream``."""
+    """What a registered upstream kind claims (an http(s) URL, ``claude-code``,
+    :mod:`bridge_rules.proxy.kinds`); None: ``serve``'s ``upstream``."""
     target: str | None = None
     """A schema target replacing the rules' ``schemas.target`` (docs/schemas.md)."""
     policy: tuple[str, ...] = ()
@@ -55,22 +56,11 @@ def _strings(value: Any) -> tuple[str, ...] | None:
     return None
 
 
-def _check_upstream(url: str) -> str | None:
-    if url == CLAUDE_CODE:
-        return None
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        return f"upstream must be an http(s) URL or {CLAUDE_CODE}, got '{url}'"
-    if parts.query or parts.fragment or "@" in parts.netloc:
-        return f"upstream takes no query string, fragment or user name, got '{url}'"
-    return None
-
-
 def _targets() -> tuple[str, ...]:
     """The schema targets (imported only when a route names one: it brings the models)."""
-    from bridge_rules.schemas.targets import TARGETS
+    from bridge_rules.engine import SCHEMA_TARGETS
 
-    return TARGETS
+    return SCHEMA_TARGETS
 
 
 def _one(raw: Any, at: str) -> tuple[RouteSpec | None, list[tuple[str, str]]]:
@@ -98,7 +88,7 @@ def _one(raw: Any, at: str) -> tuple[RouteSpec | None, list[tuple[str, str]]]:
             else:
                 values[key] = raw[key]
     if "upstream" in values:
-        bad = _check_upstream(values["upstream"])
+        bad = route_problem(values["upstream"])
         if bad is not None:
             problems.append((bad, at))
     target = values.get("target")
