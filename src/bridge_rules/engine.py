@@ -42,8 +42,9 @@ if TYPE_CHECKING:
     from bridge_rules.transform.turn import Turn
 
 # Besides Engine: the types its methods take, return and raise (docs/architecture.md).
-__all__ = ["SCHEMA_TARGETS", "Engine", "InboundReport", "ModelTable", "PolicyError", "RuleRef", "Runtime",
-           "Sealer", "StageTable", "Turn", "canonical_names", "load", "parse_switches"]  # fmt: skip
+__all__ = ["SCHEMA_TARGETS", "Engine", "InboundReport", "ModelTable", "PolicyError", "RuleRef",
+           "Runtime", "Sealer", "StageTable", "Turn", "canonical_names", "load",
+           "parse_switches"]  # fmt: skip
 
 
 class Engine(Lookups):
