@@ -23,7 +23,16 @@ import re
 from urllib.parse import quote, unquote
 
 MESSAGES = "/v1/messages"
-REWRITTEN = frozenset({MESSAGES, "/v1/messages/count_tokens"})
+COUNT_TOKENS = "/v1/messages/count_tokens"
+NO_COUNTING = frozenset({404, 405, 501})
+"""An upstream without ``count_tokens`` answers one of these (a 404 page, a 405 for the
+method, a 501). Claude Code's gateway protocol makes the endpoint optional: a 404 in the
+API's error shape tells the client to estimate the count itself, so every one becomes that."""
+NOT_COUNTED = (
+    "this upstream does not count tokens (no /v1/messages/count_tokens); estimate the count "
+    "locally, as the gateway protocol allows"
+)
+REWRITTEN = frozenset({MESSAGES, COUNT_TOKENS})
 _SLASHES = re.compile(r"/{2,}")
 _PARAMS = re.compile(r";[^/]*")
 _FAMILY = re.compile(r"(^|/)messages(/|$)")
