@@ -74,3 +74,24 @@ def test_without_the_rule_the_same_session_fails(
     with fallback_upstream as upstream, bridge_rules_serve(upstream.url, "opencode") as url:
         run_opencode(opencode, home, project, url, "Read hello.txt.")
     assert any(SIGNATURE_ERROR in why for why in upstream.refused)
+
+
+def test_models_on_a_claude_code_route_come_from_the_real_cli(
+    npm_cache: Path, tmp_path: Path
+) -> None:
+    """The real CLI 2.1.330 (npm) asked through ``serve``: its aliases (default, opus,
+    fable, sonnet, haiku) resolve to four ids, as it answered by hand on 2026-11-28."""
+    import anthropic
+    from claude_driver import install_claude
+    from servers import running_app
+
+    import bridge_rules
+    from bridge_rules.proxy import ProxyConfig, create_app
+    from bridge_rules.proxy.config import CLAUDE_CODE
+
+    claude = install_claude(npm_cache)
+    config = ProxyConfig(upstream=CLAUDE_CODE, claude_path=str(claude))
+    with running_app(create_app(config, engine=bridge_rules.load())) as url:
+        client = anthropic.Anthropic(base_url=url, api_key="sk-ant-dummy", max_retries=0)
+        ids = {m.id for m in client.models.list()}
+    assert ids == {"claude-opus-5-5", "claude-fable-5-2", "claude-sonnet-5-5", "claude-haiku-5-5"}

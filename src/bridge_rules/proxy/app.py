@@ -209,7 +209,7 @@ class ProxyApp:
             method, paths.canonical(ex.scope["path"])
         ):
             # an upstream with no Models API (Claude Code): the route's rules say what it offers
-            await models_list.answer(ex, engine.model_table)
+            await models_list.answer(ex, engine.model_table, await upstream.offered())
             return
         self._match_path(ex, engine)
         rewritten = method == "POST" and ex.scope["path"] in REWRITTEN_PATHS

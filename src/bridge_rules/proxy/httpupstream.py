@@ -25,6 +25,9 @@ class HttpUpstream:
         self.url = config.upstream
         self.pool = Pool(config)
 
+    async def offered(self) -> list[Any] | None:
+        return None  # never asked: GET /v1/models goes to the upstream
+
     def prepare(self) -> None:
         self.pool.session()  # the pool exists before the first request
 

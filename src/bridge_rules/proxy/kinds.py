@@ -39,6 +39,10 @@ class Upstream(Protocol):
     def prepare(self) -> None:
         """Made ready inside the worker's event loop, before the first request."""
 
+    async def offered(self) -> list[Any] | None:
+        """The models this upstream says it offers (``GET /v1/models`` when
+        :attr:`models_from_rules`); None when it cannot say."""
+
     def send(self, ex: Exchange, rewritten: bool) -> Coroutine[Any, Any, None]:
         """The work that answers ``ex`` (``rewritten``: a Messages request the rules
         rewrote); a fault is a :class:`~bridge_rules.proxy.errors.ProxyError`."""

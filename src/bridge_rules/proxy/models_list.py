@@ -2,14 +2,17 @@
 
 Claude Code's gateway protocol discovers models through ``GET /v1/models``. An HTTP upstream
 that has the endpoint answers it itself (the proxy forwards it, as any path). A route whose
-upstream has no such endpoint (``--upstream claude-code``) is answered here, from the
-models its rules name exactly with a ``display_name`` (``models:``; the packaged ``models``
-profile lists the current ones). Paged as the API pages: ``limit`` (1-1000, default 20),
-``after_id`` / ``before_id``, newest first; ``GET /v1/models/{id}`` answers one model.
+upstream has no such endpoint (``--upstream claude-code``) is answered here: the models
+that CLI version offers (its aliases resolved, :mod:`~bridge_rules.proxy.claude_code.offered`),
+named and dated by the route's rules where they list the id, or, when the CLI cannot say,
+the models the rules name exactly with a ``display_name`` (``models:``). Paged as the API
+pages: ``limit`` (1-1000, default 20), ``after_id`` / ``before_id``, newest first;
+``GET /v1/models/{id}`` answers one model.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -36,9 +39,35 @@ def _shown(model: Any) -> dict[str, Any]:
     }
 
 
-def listing(table: ModelTable, path: str, query: bytes) -> bytes:
+EPOCH = "1970-01-01T00:00:00Z"
+"""``created_at`` when the release time is unknown, as the Models API itself says it."""
+
+
+@dataclass(frozen=True)
+class Shown:
+    id: str
+    display_name: str
+    created_at: str
+
+
+def offered_models(table: ModelTable, offered: list[Any] | None) -> list[Shown]:
+    """What a route lists: the CLI's models (``offered``, aliases resolved) named and dated
+    from the rules where they list the id; without the CLI's answer, the rules' models."""
+    listed = {m.id: m for m in table.listed}
+    if offered is None:
+        shown = [Shown(m.id, m.display_name, m.created_at) for m in listed.values()]
+    else:
+        shown = []
+        for model in offered:
+            known = listed.get(model.id)
+            name = known.display_name if known else model.display_name
+            shown.append(Shown(model.id, name, known.created_at if known else EPOCH))
+    return sorted(shown, key=lambda m: m.created_at, reverse=True)
+
+
+def listing(table: ModelTable, path: str, query: bytes, offered: list[Any] | None = None) -> bytes:
     """The answer's body; a ProxyError (404, 400) for an unknown id or a bad parameter."""
-    models = sorted(table.listed, key=lambda m: (m.created_at, m.id), reverse=True)
+    models = offered_models(table, offered)
     if path != PATH:
         wanted = path[len(PATH) + 1 :]
         for model in models:
@@ -68,10 +97,11 @@ def listing(table: ModelTable, path: str, query: bytes) -> bytes:
     return jsonio.dumps(body)
 
 
-async def answer(ex: Any, table: ModelTable) -> None:
+async def answer(ex: Any, table: ModelTable, offered: list[Any] | None = None) -> None:
     """Answer ``ex`` (a GET or HEAD of ``/v1/models`` or ``/v1/models/{id}``)."""
     from bridge_rules.proxy.paths import canonical
 
     scope = ex.scope
-    body = listing(table, canonical(scope["path"]), scope.get("query_string", b""))
+    path = canonical(scope["path"])
+    body = listing(table, path, scope.get("query_string", b""), offered)
     await ex.reply.full(200, [(b"content-type", JSON)], b"" if scope["method"] == "HEAD" else body)

@@ -21,6 +21,7 @@ from typing import Any
 
 from bridge_rules import jsonio
 from bridge_rules.proxy.claude_code.events import Event, assemble, sse
+from bridge_rules.proxy.claude_code.offered import Offered, ask_cli
 from bridge_rules.proxy.claude_code.plan import PlanError, plan
 from bridge_rules.proxy.claude_code.session import Bounds, CliFailed, Policy, Session
 from bridge_rules.proxy.errors import ProxyError, error_body, sse_error_event
@@ -64,6 +65,8 @@ class ClaudeCodeUpstream:
         self.settings = settings
         self.pool = pool
         self.active = 0
+        self._offered: tuple[list[Offered] | None] | None = None
+        self._offered_lock = asyncio.Lock()
         self._closing: set[asyncio.Task[None]] = set()
 
     def _after(self, session: Session, events: AsyncGenerator[Event, None]) -> None:
@@ -75,6 +78,13 @@ class ClaudeCodeUpstream:
         task = asyncio.get_running_loop().create_task(close())
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
+
+    async def offered(self) -> list[Offered] | None:
+        """The models this CLI version offers, asked once (``GET /v1/models``)."""
+        async with self._offered_lock:
+            if self._offered is None:
+                self._offered = (await ask_cli(self.settings.claude_path),)
+        return self._offered[0]
 
     def prepare(self) -> None:
         if self.pool is not None:
