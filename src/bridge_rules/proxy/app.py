@@ -205,7 +205,8 @@ class ProxyApp:
         engine, upstream = self.engine, self.upstream
         if self.router is not None:  # serve --config with routes: (docs/proxy.md#routes)
             engine, upstream = self.router.pick(ex)
-        if upstream.models_from_rules and models_list.is_models_path(
+        # a kind written before models_from_rules existed forwards the path, as it did
+        if getattr(upstream, "models_from_rules", False) and models_list.is_models_path(
             method, paths.canonical(ex.scope["path"])
         ):
             # an upstream with no Models API (Claude Code): the route's rules say what it offers

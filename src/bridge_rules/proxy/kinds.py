@@ -33,8 +33,9 @@ class Upstream(Protocol):
     """One worker's upstream: where a request goes once the rules have rewritten it."""
 
     models_from_rules: bool
-    """Whether ``GET /v1/models`` is answered from the rules' ``models:`` entries (an
-    upstream with no Models API of its own); else it is sent on like any path."""
+    """Whether ``GET /v1/models`` is answered by the proxy (an upstream with no Models API
+    of its own: :meth:`offered`, else the rules' ``models:`` entries); else it is sent on
+    like any path. Optional: a kind without it is forwarded."""
 
     def prepare(self) -> None:
         """Made ready inside the worker's event loop, before the first request."""
