@@ -18,15 +18,16 @@ from urllib.parse import parse_qs
 
 from bridge_rules import jsonio
 from bridge_rules.engine import ModelTable
+from bridge_rules.proxy.endpoints import BY_NAME
 from bridge_rules.proxy.errors import ProxyError
 from bridge_rules.proxy.reply import JSON
 
-PATH = "/v1/models"
+PATH = BY_NAME["models"].path
 
 
 def is_models_path(method: str, path: str) -> bool:
     """``path`` (canonical) is the Models API's list or one of its models."""
-    return method in ("GET", "HEAD") and (path == PATH or path.startswith(PATH + "/"))
+    return method == "GET" and (path == PATH or path.startswith(PATH + "/"))
 
 
 def _shown(model: Any) -> dict[str, Any]:
@@ -98,10 +99,10 @@ def listing(table: ModelTable, path: str, query: bytes, offered: list[Any] | Non
 
 
 async def answer(ex: Any, table: ModelTable, offered: list[Any] | None = None) -> None:
-    """Answer ``ex`` (a GET or HEAD of ``/v1/models`` or ``/v1/models/{id}``)."""
+    """Answer ``ex`` (a GET of ``/v1/models`` or ``/v1/models/{id}``)."""
     from bridge_rules.proxy.paths import canonical
 
     scope = ex.scope
     path = canonical(scope["path"])
     body = listing(table, path, scope.get("query_string", b""), offered)
-    await ex.reply.full(200, [(b"content-type", JSON)], b"" if scope["method"] == "HEAD" else body)
+    await ex.reply.full(200, [(b"content-type", JSON)], body)
