@@ -480,6 +480,28 @@ _add(
         "# .bridge-rules/pins/myagent@1.0.0.json\n" + _MYAGENT + "\n",
         severity="warning",
     ),
+    CodeDoc(
+        "BR320",
+        "forced tool for a model that refuses it",
+        "A `models:` entry keeps a forced `tool_choice` (`any` or `tool`) for a model the "
+        "packaged `models` profile says refuses one (Opus 5.5, Sonnet 5.5, Fable): every "
+        "request that forces a tool comes back a 400 from the upstream, in the middle of a "
+        "session. Send `auto` (the tool is named in the system prompt) or `refuse` it.",
+        bad=_HEAD + "extends: models\nmodels:\n  claude-sonnet-5-5:\n"
+        "    tool_choice: {forced: keep}\n",
+        good=_HEAD + "extends: models\nmodels:\n  claude-sonnet-5-5:\n"
+        "    tool_choice: {forced: refuse}\n",
+        severity="warning",
+    ),
+    CodeDoc(
+        "BR321",
+        "model glob matches no known model",
+        "A `models:` key matches no model the packaged `models` profile lists, so the entry "
+        "decides nothing for the current models (often a typo).",
+        bad=_HEAD + "models:\n  claude-sonet-5-5:\n    system_in_messages: fold\n",
+        good=_HEAD + "models:\n  claude-sonnet-5-*:\n    system_in_messages: fold\n",
+        severity="warning",
+    ),
 )
 
 # ------------------------------------------------ BR4xx: bindings and repair

@@ -19,6 +19,7 @@ from bridge_rules.diagnostics import Diagnostic
 from bridge_rules.gate import CompiledGate
 from bridge_rules.model import DebugLogSetting, Filters, Suppression, TextRules
 from bridge_rules.model_bindings import Binding
+from bridge_rules.modelrules import NO_MODELS, ModelTable
 from bridge_rules.pins import Pin
 from bridge_rules.repair.rules import RepairSet
 from bridge_rules.schemas import DEFAULT_TARGET, Profile, profile
@@ -63,6 +64,8 @@ class CompiledRules:
     """``inbound.unmapped``: what happens to a call that maps to no registered tool."""
     debug_log: DebugLogSetting | None = None
     """``debug_log.env``: the variable that may name a debug log file."""
+    models: ModelTable = NO_MODELS
+    """``models:``: what each upstream model accepts, every setting located."""
 
     @functools.cached_property
     def digest(self) -> str:

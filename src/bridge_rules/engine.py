@@ -17,6 +17,7 @@ from bridge_rules.calls import checked_names as _names
 from bridge_rules.compiler import retargeted
 from bridge_rules.diagnostics import Diagnostic
 from bridge_rules.lookups import Lookups
+from bridge_rules.modelrules import ModelTable
 from bridge_rules.policy import PolicyError, parse_switches
 from bridge_rules.ruleset import (
     BindingSource,
@@ -41,8 +42,9 @@ if TYPE_CHECKING:
     from bridge_rules.transform.turn import Turn
 
 # Besides Engine: the types its methods take, return and raise (docs/architecture.md).
-__all__ = ["SCHEMA_TARGETS", "Engine", "InboundReport", "PolicyError", "RuleRef", "Runtime",
-           "Sealer", "StageTable", "Turn", "canonical_names", "load", "parse_switches"]  # fmt: skip
+__all__ = ["SCHEMA_TARGETS", "Engine", "InboundReport", "ModelTable", "PolicyError", "RuleRef",
+           "Runtime", "Sealer", "StageTable", "Turn", "canonical_names", "load",
+           "parse_switches"]  # fmt: skip
 
 
 class Engine(Lookups):
@@ -135,6 +137,11 @@ class Engine(Lookups):
         return engine
 
     @property
+    def model_table(self) -> ModelTable:
+        """``models:``: what each model accepts and which models are listed, located."""
+        return self.runtime.rules.models
+
+    @property
     def binding_origins(self) -> list[str]:
         """The origins of the bindings added at run time, in the order they are applied."""
         return sorted(self._added)
@@ -160,7 +167,12 @@ class Engine(Lookups):
 
         if model is not None:
             _name(model, "model")
-        result = rewrite_outbound(self.runtime, payload, model, self._env(env))
+        from bridge_rules.transform.model_fit import fit
+
+        fitted = fit(self.runtime.rules.models, payload, model, self.runtime.outbound_name)
+        result = rewrite_outbound(self.runtime, fitted.payload, model, self._env(env))
+        if fitted.rejected is not None and result.rejected is None:
+            result.rejected = fitted.rejected
         log = self.debug_log(env)
         if log is not None:
             log.outbound(payload, result.payload, result.renames)

@@ -31,6 +31,7 @@ from bridge_rules.model_stages import (
     Strict,
     SuffixStrip,
 )
+from bridge_rules.model_wire import ModelEntry, ThinkingRule, ToolChoiceRule
 
 SchemaTarget = Literal["anthropic", "openai-strict", "gemini", "bedrock", "none"]
 SchemaOperation = Literal[
@@ -248,6 +249,11 @@ class RuleFile(Strict):
     filters: Filters | None = None
     policy: Policy | None = None
     debug_log: DebugLogSetting | None = None
+    models: dict[str, ModelEntry] | None = Field(
+        None,
+        description="Model-id glob -> what that model accepts (docs/models.md); later files "
+        "overlay an entry field by field.",
+    )
     suppress: list[Suppression] = Field(default_factory=list)
 
     def extends_list(self) -> list[str]:
@@ -267,6 +273,7 @@ __all__ = [
     "Gate",
     "GateEnv",
     "Inbound",
+    "ModelEntry",
     "PassthroughStage",
     "Policy",
     "PrefixStage",
@@ -283,5 +290,7 @@ __all__ = [
     "Suppression",
     "TextRule",
     "TextRules",
+    "ThinkingRule",
+    "ToolChoiceRule",
     "WireNames",
 ]

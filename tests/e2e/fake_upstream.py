@@ -161,8 +161,8 @@ def sse_events(payload: dict[str, Any], script: Script) -> list[bytes]:
 class FakeUpstream(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
+    def __init__(self, handler: type[BaseHTTPRequestHandler] | None = None) -> None:
+        super().__init__(("127.0.0.1", 0), handler or _Handler)
         self.script = Script()
         self.requests: list[Recorded] = []
         self.disconnects = 0  # streams the client abandoned

@@ -39,9 +39,20 @@ def drift(
         ),
     ] = False,
 ) -> int:
-    """Tools and fields added, removed or renamed between two pins, and the rules each touches."""
+    """Tools and fields added, removed or renamed between two pins, and the rules each touches.
+
+    Given two `pin capture --models` or `--protocol` records instead, every capability or
+    protocol value that changed (exit 1 when any did).
+    """
+    from bridge_rules.capture.gateway import load_record
     from bridge_rules.drift import drift as compare
     from bridge_rules.pins import PinError, load_pin
+
+    records = load_record(from_pin), load_record(to_pin)
+    if records[0] is not None and records[1] is not None:
+        from bridge_rules.cli.gateway_capture import drift_records
+
+        return drift_records(records[0], records[1], as_json=fmt is TextOrJson.json)
 
     try:
         old, new = load_pin(from_pin), load_pin(to_pin)

@@ -23,8 +23,9 @@ from bridge_rules.source import escape
 @app.command()
 def explain(  # noqa: PLR0917 - one parameter per CLI option
     tool: Annotated[
-        str, typer.Argument(help="The local tool name to trace, e.g. 'read'.", metavar="TOOL")
-    ],
+        Optional[str],  # noqa: UP045
+        typer.Argument(help="The local tool name to trace, e.g. 'read'.", metavar="TOOL"),
+    ] = None,
     rules: RulesOption = None,
     registered: Annotated[
         Optional[str],  # noqa: UP045
@@ -66,6 +67,15 @@ def explain(  # noqa: PLR0917 - one parameter per CLI option
             "--schema-file", help="A JSON file holding TOOL's input schema.", metavar="PATH"
         ),
     ] = None,
+    model: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(
+            "--model",
+            help="Show every model-level decision (`models:`) for this model id, with the "
+            "rule and place that made it (TOOL is then optional).",
+            metavar="ID",
+        ),
+    ] = None,
 ) -> int:
     """Show why TOOL goes out under its wire name, and whether that name comes back.
 
@@ -80,7 +90,14 @@ def explain(  # noqa: PLR0917 - one parameter per CLI option
             extra["args"] = json.loads(args)
         except ValueError as exc:
             fail(f"--args is not JSON: {exc}")
+    if tool is None and model is None:
+        fail("give TOOL, or --model ID")
     engine = load_engine(rules)
+    if model is not None:
+        _explain_model(engine, model, fmt is TextOrJson.json)
+        if tool is None:
+            return EXIT_OK
+    assert tool is not None
     if schema or schema_file is not None:
         from bridge_rules.cli.schema_views import explain_schema
 
@@ -111,3 +128,33 @@ def _unknown(tool: str, known: list[str], engine: Any) -> str:
     near = did_you_mean(tool, known)
     hint = near or "pass --registered NAME,... to name the client's tools"
     return f"{message}; {hint} (--any traces it anyway)"
+
+
+def _explain_model(engine: Any, model: str, as_json: bool) -> None:
+    """Every ``models:`` decision for ``model``, with the entry and line that made it."""
+    decisions = engine.runtime.rules.models.decide(model)
+    rows = [
+        {
+            "field": d.field,
+            "value": d.value,
+            "glob": d.setting.glob if d.setting else None,
+            "where": str(d.setting.span) if d.setting else None,
+        }
+        for d in decisions.values()
+    ]
+    if as_json:
+        import json
+
+        sys.stdout.write(json.dumps({"model": model, "decisions": rows}, indent=2) + "\n")
+        return
+    lines = [f"model {escape(model)}"]
+    for d in decisions.values():
+        value = d.value if isinstance(d.value, str) else json_text(d.value)
+        lines.append(f"  {d.field}: {escape(value)}  <- {escape(d.where)}")
+    sys.stdout.write("\n".join(lines) + "\n")
+
+
+def json_text(value: Any) -> str:
+    import json
+
+    return json.dumps(value, sort_keys=True)

@@ -98,9 +98,28 @@ def _env(pairs: list[str]) -> dict[str, str]:
 def capture(
     spec: Annotated[str, typer.Argument(metavar="NAME@VERSION", help="The pin to make.")],
     command: Annotated[
-        list[str], typer.Argument(metavar="-- COMMAND [ARGS...]", help="The agent to run.")
-    ],
+        Optional[list[str]],  # noqa: UP045
+        typer.Argument(metavar="-- COMMAND [ARGS...]", help="The agent to run."),
+    ] = None,
     *,
+    models: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(
+            "--models",
+            help="Record URL's `GET /v1/models` answer (each model's capabilities) instead "
+            "of running an agent; `drift` compares two records.",
+            metavar="URL",
+        ),
+    ] = None,
+    protocol: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(
+            "--protocol",
+            help="Record the gateway protocol a `claude gateway` at URL serves (`GET "
+            "/protocol`) instead of running an agent.",
+            metavar="URL",
+        ),
+    ] = None,
     out: OutOption = None,
     template: Annotated[
         Optional[Path],  # noqa: UP045
@@ -128,7 +147,15 @@ def capture(
     The endpoint (127.0.0.1, a free port) is in the agent's ANTHROPIC_BASE_URL and
     replaces {url} in its arguments; it answers every request with a short text
     reply. {tmp} is a scratch directory (for a private HOME). See docs/pins.md.
+    With --models or --protocol it records that endpoint's answer instead
+    (.bridge-rules/captures/NAME@VERSION.json; docs/models.md).
     """
+    if models is not None or protocol is not None:
+        from bridge_rules.cli.gateway_capture import capture_gateway
+
+        return capture_gateway(spec, models, protocol, out, force=force)
+    if not command:
+        fail("give the agent to run after --, or --models URL, or --protocol URL")
     from bridge_rules.capture.document import build, now, tool_entries
     from bridge_rules.capture.run import CaptureError
     from bridge_rules.capture.run import capture as run_capture

@@ -23,6 +23,7 @@ from bridge_rules.bindings.section import compile_adapters
 from bridge_rules.compiled import CompiledRules
 from bridge_rules.compiler.assembly import build_runtime, retargeted
 from bridge_rules.compiler.layering import layer_section
+from bridge_rules.compiler.models import compile_models
 from bridge_rules.compiler.sections import SectionCompiler
 from bridge_rules.compose import RuleSource
 from bridge_rules.model import Inbound
@@ -93,6 +94,7 @@ class _Compiler(SectionCompiler):
             schemas=schema_profile,
             schemas_span=schema_span,
             debug_log=debug_log.value if debug_log else None,
+            models=compile_models(self.files),
         )
         return build_runtime(rules, plan, policy)
 

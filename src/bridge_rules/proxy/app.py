@@ -23,7 +23,7 @@ from bridge_rules import jsonio
 from bridge_rules.debuglog import DebugLog, omit_text
 from bridge_rules.engine import Engine, Runtime, Sealer, load
 from bridge_rules.gcpause import tune_for_serving
-from bridge_rules.proxy import endpoints, paths
+from bridge_rules.proxy import endpoints, models_list, paths
 from bridge_rules.proxy.body import (
     ClientGone,
     check_headers,
@@ -215,6 +215,13 @@ class ProxyApp:
         engine, upstream = self.engine, self.upstream
         if self.router is not None:  # serve --config with routes: (docs/proxy.md#routes)
             engine, upstream = self.router.pick(ex, caller, config.route_choice)
+        # a kind written before models_from_rules existed forwards the path, as it did
+        if getattr(upstream, "models_from_rules", False) and models_list.is_models_path(
+            method, paths.canonical(ex.scope["path"])
+        ):
+            # an upstream with no Models API (Claude Code): the route's rules say what it offers
+            await models_list.answer(ex, engine.model_table, await upstream.offered())
+            return
         self._match_path(ex, engine)
         rewritten = (method, ex.scope["path"]) in endpoints.REWRITTEN_CALLS
         limited: AbstractContextManager[None] = nullcontext()

@@ -61,8 +61,16 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "count_tokens",
         "/v1/messages/count_tokens",
         ("POST",),
-        "token counting: the body rewritten as for messages, the answer passed through",
+        "token counting: the body rewritten as for messages, the answer passed through "
+        "(an upstream without it: a 404 the client estimates on)",
         rewritten=True,
+    ),
+    Endpoint(
+        "models",
+        "/v1/models",
+        ("GET",),
+        "model discovery (and /v1/models/ID): forwarded to an HTTP upstream; under "
+        "claude-code, the models that CLI offers, answered by the proxy",
     ),
     Endpoint(
         "healthz",

@@ -27,6 +27,7 @@ import aiohttp
 from bridge_rules import jsonio
 from bridge_rules.debuglog import DebugLog
 from bridge_rules.gcpause import paused_for
+from bridge_rules.proxy import paths
 from bridge_rules.proxy.coding import Decoder, Undecodable, codings, decodable, decoded
 from bridge_rules.proxy.endpoints import ANSWER_REWRITTEN
 from bridge_rules.proxy.errors import ProxyError, UpstreamAborted, sse_error_event
@@ -116,6 +117,8 @@ async def forward(upstream: Upstream, ex: Exchange) -> None:
                 f"the upstream answered with status {response.status}, which is not a final "
                 "HTTP status (200-599, RFC 9110 15)",
             )
+        if ex.scope["path"] == paths.COUNT_TOKENS and response.status in paths.NO_COUNTING:
+            raise ProxyError(404, paths.NOT_COUNTED)
         applied = codings(response.headers.get("content-encoding"))
         is_sse = _is_sse(response.headers.get("content-type"), record.stream is True)
         bodied = response.status not in NO_CONTENT and ex.scope["method"] != "HEAD"

@@ -19,9 +19,14 @@ CONNECT_TIMEOUT = 2.0
 class HttpUpstream:
     """An http(s) upstream (:class:`~bridge_rules.proxy.kinds.Upstream`)."""
 
+    models_from_rules = False  # it answers GET /v1/models itself (forwarded as any path)
+
     def __init__(self, config: ProxyConfig) -> None:
         self.url = config.upstream
         self.pool = Pool(config)
+
+    async def offered(self) -> list[Any] | None:
+        return None  # never asked: GET /v1/models goes to the upstream
 
     def prepare(self) -> None:
         self.pool.session()  # the pool exists before the first request

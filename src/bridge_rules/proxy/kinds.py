@@ -32,8 +32,17 @@ Problem = tuple[str, str, bool]
 class Upstream(Protocol):
     """One worker's upstream: where a request goes once the rules have rewritten it."""
 
+    models_from_rules: bool
+    """Whether ``GET /v1/models`` is answered by the proxy (an upstream with no Models API
+    of its own: :meth:`offered`, else the rules' ``models:`` entries); else it is sent on
+    like any path. Optional: a kind without it is forwarded."""
+
     def prepare(self) -> None:
         """Made ready inside the worker's event loop, before the first request."""
+
+    async def offered(self) -> list[Any] | None:
+        """The models this upstream says it offers (``GET /v1/models`` when
+        :attr:`models_from_rules`); None when it cannot say."""
 
     def send(self, ex: Exchange, rewritten: bool) -> Coroutine[Any, Any, None]:
         """The work that answers ``ex`` (``rewritten``: a Messages request the rules

@@ -23,7 +23,17 @@ from __future__ import annotations
 import re
 from urllib.parse import quote, unquote
 
-from bridge_rules.proxy.endpoints import RESOURCES, REWRITTEN
+from bridge_rules.proxy.endpoints import BY_NAME, RESOURCES, REWRITTEN
+
+COUNT_TOKENS = BY_NAME["count_tokens"].path
+NO_COUNTING = frozenset({404, 405, 501})
+"""An upstream without ``count_tokens`` answers one of these (a 404 page, a 405 for the
+method, a 501). Claude Code's gateway protocol makes the endpoint optional: a 404 in the
+API's error shape tells the client to estimate the count itself, so every one becomes that."""
+NOT_COUNTED = (
+    "this upstream does not count tokens (no /v1/messages/count_tokens); estimate the count "
+    "locally, as the gateway protocol allows"
+)
 
 _SLASHES = re.compile(r"/{2,}")
 _PARAMS = re.compile(r";[^/]*")

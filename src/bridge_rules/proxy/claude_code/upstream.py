@@ -22,6 +22,7 @@ from typing import Any
 from bridge_rules import jsonio
 from bridge_rules.proxy.claude_code.credentials import missing
 from bridge_rules.proxy.claude_code.events import Event, assemble, sse
+from bridge_rules.proxy.claude_code.offered import Offered, ask_cli
 from bridge_rules.proxy.claude_code.plan import PlanError, plan
 from bridge_rules.proxy.claude_code.session import Bounds, CliFailed, Policy, Session
 from bridge_rules.proxy.errors import ProxyError, error_body, sse_error_event
@@ -59,10 +60,14 @@ class ClaudeCodeUpstream:
     the CLI answers the Messages requests the rules rewrote; any other request goes
     through ``pool`` as ``serve`` forwards it."""
 
+    models_from_rules = True  # the CLI has no Models API: the rules list the models
+
     def __init__(self, settings: CliSettings, pool: Pool | None = None) -> None:
         self.settings = settings
         self.pool = pool
         self.active = 0
+        self._offered: tuple[list[Offered] | None] | None = None
+        self._offered_lock = asyncio.Lock()
         self._closing: set[asyncio.Task[None]] = set()
 
     def _after(self, session: Session, events: AsyncGenerator[Event, None]) -> None:
@@ -74,6 +79,13 @@ class ClaudeCodeUpstream:
         task = asyncio.get_running_loop().create_task(close())
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
+
+    async def offered(self) -> list[Offered] | None:
+        """The models this CLI version offers, asked once (``GET /v1/models``)."""
+        async with self._offered_lock:
+            if self._offered is None:
+                self._offered = (await ask_cli(self.settings.claude_path),)
+        return self._offered[0]
 
     def prepare(self) -> None:
         if self.pool is not None:
