@@ -63,6 +63,45 @@ def test_a_kubelet_swap_reloads_every_worker(
     assert "Traceback" not in "\n".join(server.lines)
 
 
+SWAP_BOUND = 2.0  # the issue's bound, asserted as it is: no margin added
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_every_worker_answers_with_the_new_hash_within_2_s_of_the_swap(
+    upstream: FakeUpstream, tmp_path: Path, workers: int
+) -> None:
+    """Measured from the kubelet's rename to the first moment both hold: each worker
+    process (told apart by the pid on its ``serve.reload`` line) has logged the new hash,
+    and ``/readyz`` over eight fresh connections shows only it. A request started on the
+    old rules before the swap finishes on them."""
+    rules = kubelet.mount(tmp_path / "rules", {"rules.yaml": RULES % "mcp__docs__search"})
+    args = ["--upstream", upstream.url, "--rules", str(rules), "--workers", str(workers)]
+    with serving([*args, "--watch", "--watch-interval", "0.2"]) as server:
+        upstream.script.delay = 1.5
+        thread, answers = in_flight(server.url, upstream)
+        sent = upstream.requests[-1]  # at the upstream, on the old rules, answer held 1.5 s
+        swapped = time.monotonic()
+        kubelet.swap(rules, {"rules.yaml": RULES % "mcp__docs__find"})
+        new: str | None = None
+        while True:
+            reloads = [e for e in server.events("serve.reload") if "pid" in e]
+            pids = {e["pid"] for e in reloads}
+            if len(pids) == workers:
+                new = reloads[-1]["rules_hash"]
+                if server.ready_hashes(tries=8) == {new}:
+                    break
+            assert time.monotonic() - swapped < DEADLINE, f"reloaded in {pids}"
+            time.sleep(0.02)
+        took = time.monotonic() - swapped
+        assert {e["rules_hash"] for e in reloads} == {new}
+        thread.join(timeout=30)
+        assert [a.status_code for a in answers] == [200]
+        # the request in flight went out with the rules it started with
+        assert sent.json["tools"][0]["name"] == "mcp__docs__search"
+        assert took <= SWAP_BOUND, f"every worker on the new hash after {took:.2f} s"
+        assert server.stop() == 0
+
+
 def test_without_watch_a_swap_changes_nothing(upstream: FakeUpstream, tmp_path: Path) -> None:
     """The control: the reload above comes from --watch, not from anything else."""
     rules = kubelet.mount(tmp_path / "rules", {"rules.yaml": RULES % "mcp__docs__search"})

@@ -85,6 +85,8 @@ class ProxyApp:
             config.listen_host, config.allow_origins, config.allow_hosts
         )
         """Web pages' requests refused (``proxy.browsers``); :class:`OpsApp` asks it too."""
+        self.draining = False
+        """Set by SIGTERM/SIGINT (``proxy.lifecycle``): ``/readyz`` answers 503 from then on."""
         self.routes: dict[tuple[str, str], Route] = {
             ("GET", "/healthz"): healthz,
             ("HEAD", "/healthz"): healthz,

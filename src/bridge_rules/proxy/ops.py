@@ -245,12 +245,13 @@ class OpsApp:
 
     async def _readyz(self, send: Any, head: bool) -> None:
         problem = await self._upstream_problem()
-        ready = problem is None
+        ready = problem is None and not getattr(self.app, "draining", False)
         doc = {
-            "status": "ready" if ready else "not ready",
+            # SIGTERM: 503 at once, so the balancer stops sending before the drain ends
+            "status": "ready" if ready else "not ready" if problem else "draining",
             "rules": "loaded",
             "rules_hash": getattr(self.app, "rules_hash", None),  # changes on a reload
-            "upstream": "reachable" if ready else f"unreachable: {problem}",
+            "upstream": "reachable" if problem is None else f"unreachable: {problem}",
         }
         routes = getattr(self.app, "routes_status", None)
         if routes is not None:  # each route's rules, and a reload that kept the old ones
