@@ -295,17 +295,19 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
     config = _declared_debug_log(settings.config, runtime)
     # The server stack is imported only now, after every check: a bad option answers fast.
     from bridge_rules.diagnostics import RulesError
+    from bridge_rules.proxy import tracing
     from bridge_rules.proxy.app import create_app
     from bridge_rules.proxy.ops import with_ops
     from bridge_rules.proxy.server import serve as run
 
     try:
         proxy = create_app(config, runtime)
+        tracing.setup()  # OTEL_* variables ask for traces: the otel extra must be there
     except OSError as exc:
         fail(f"cannot open the debug log: {exc}")
     except RulesError as exc:  # the bindings directory, a route's rules
         rules_error(exc)
-    except (ValueError, ImportError) as exc:  # a route's switch, its claude-code upstream
+    except (ValueError, ImportError) as exc:  # a route's switch, claude-code upstream, otel
         fail(str(exc))
     config = settings.config
     app = with_ops(proxy, config.upstream)  # without --upstream: the default route's

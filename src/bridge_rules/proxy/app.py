@@ -23,7 +23,7 @@ from bridge_rules.debuglog import DebugLog, omit_text
 from bridge_rules.engine import Engine
 from bridge_rules.gcpause import paused_for, tune_for_serving
 from bridge_rules.policy import PolicyError
-from bridge_rules.proxy import paths
+from bridge_rules.proxy import paths, tracing
 from bridge_rules.proxy.body import (
     ClientGone,
     check_headers,
@@ -213,10 +213,12 @@ class ProxyApp:
             engine, upstream, cli = self.router.pick(ex)
         self._match_path(ex, engine)
         rewritten = method == "POST" and ex.scope["path"] in REWRITTEN_PATHS
-        if rewritten and len(ex.body) >= OFF_LOOP_BYTES:
-            await asyncio.to_thread(self._outbound, ex, engine)
-        elif rewritten:
-            self._outbound(ex, engine)
+        if rewritten:
+            with tracing.child("bridge_rules.rewrite", **tracing.rules(engine)):
+                if len(ex.body) >= OFF_LOOP_BYTES:
+                    await asyncio.to_thread(self._outbound, ex, engine)
+                else:
+                    self._outbound(ex, engine)
         work = cli.answer(ex) if cli is not None and rewritten else forward(upstream, ex)
         await self._until_disconnect(work, receive, ex.reply.record)
 
@@ -372,6 +374,7 @@ def size_cache(engine: Engine, config: ProxyConfig) -> None:
 def app_from_env() -> OpsApp:
     """Factory for ``uvicorn --factory`` worker processes (config in the environment)."""
     configure_logging()
+    tracing.setup()  # each worker its own exporter (after the fork, as the SDK requires)
     config = ProxyConfig.from_env()
     app = with_ops(create_app(config), config.upstream)
     tune_for_serving()

@@ -27,6 +27,7 @@ import aiohttp
 from bridge_rules import jsonio
 from bridge_rules.debuglog import DebugLog
 from bridge_rules.gcpause import paused_for
+from bridge_rules.proxy import tracing
 from bridge_rules.proxy.coding import Decoder, Undecodable, codings, decodable, decoded
 from bridge_rules.proxy.errors import ProxyError, UpstreamAborted, sse_error_event
 from bridge_rules.proxy.headers import filter_headers, redact, redact_query, request_headers
@@ -87,42 +88,44 @@ async def forward(upstream: Upstream, ex: Exchange) -> None:
     headers = request_headers(ex.scope["headers"], identity=turn is not None or guarded)
     record = ex.reply.record
     sent = time.perf_counter()
-    response = await upstream.send(ex.scope, headers, ex.body)
+    with tracing.upstream_call(headers):  # its traceparent goes upstream
+        response = await upstream.send(ex.scope, headers, ex.body)
     try:
-        record.upstream_ms = round((time.perf_counter() - sent) * 1000, 3)
-        record.upstream_status = response.status
-        if ex.debug_log is not None:
-            ex.debug["response_headers"] = redact(response.raw_headers)
-        if not 200 <= response.status <= 599:  # 1xx are read by aiohttp; a final one is not
-            raise ProxyError(
-                502,
-                f"the upstream answered with status {response.status}, which is not a final "
-                "HTTP status (200-599, RFC 9110 15)",
-            )
-        applied = codings(response.headers.get("content-encoding"))
-        is_sse = _is_sse(response.headers.get("content-type"), record.stream is True)
-        bodied = response.status not in NO_CONTENT and ex.scope["method"] != "HEAD"
-        if guarded and bodied and response.status < 400:
-            content_type = response.headers.get("content-type")
-            refused = refusal(response.status, applied, content_type, is_sse)
-            if refused is not None:
-                raise ProxyError(502, refused)
-        if turn is not None and messages and response.status < 400 and not decodable(applied):
-            log.warning(
-                "not rewriting the answer on %s: the upstream encoded it with %s, which "
-                "bridge-rules cannot decode; it goes to the client as sent",
-                record.path,
-                ", ".join(applied),
-            )
-            turn = None
-        if not bodied:
-            is_sse, turn, guarded = False, None, False  # no body to rewrite or add to
-        if (turn is None and not guarded) or response.status >= 400 or not messages:
-            await _untouched(upstream, ex, response, is_sse and messages, bool(applied))
-        elif is_sse:
-            await _stream(upstream, turn, ex, response, applied, guarded=guarded)
-        else:
-            await _message(upstream, turn, ex, response, applied, guarded=guarded)
+        with tracing.child("bridge_rules.way_back"):
+            record.upstream_ms = round((time.perf_counter() - sent) * 1000, 3)
+            record.upstream_status = response.status
+            if ex.debug_log is not None:
+                ex.debug["response_headers"] = redact(response.raw_headers)
+            if not 200 <= response.status <= 599:  # 1xx are read by aiohttp; a final one is not
+                raise ProxyError(
+                    502,
+                    f"the upstream answered with status {response.status}, which is not a final "
+                    "HTTP status (200-599, RFC 9110 15)",
+                )
+            applied = codings(response.headers.get("content-encoding"))
+            is_sse = _is_sse(response.headers.get("content-type"), record.stream is True)
+            bodied = response.status not in NO_CONTENT and ex.scope["method"] != "HEAD"
+            if guarded and bodied and response.status < 400:
+                content_type = response.headers.get("content-type")
+                refused = refusal(response.status, applied, content_type, is_sse)
+                if refused is not None:
+                    raise ProxyError(502, refused)
+            if turn is not None and messages and response.status < 400 and not decodable(applied):
+                log.warning(
+                    "not rewriting the answer on %s: the upstream encoded it with %s, which "
+                    "bridge-rules cannot decode; it goes to the client as sent",
+                    record.path,
+                    ", ".join(applied),
+                )
+                turn = None
+            if not bodied:
+                is_sse, turn, guarded = False, None, False  # no body to rewrite or add to
+            if (turn is None and not guarded) or response.status >= 400 or not messages:
+                await _untouched(upstream, ex, response, is_sse and messages, bool(applied))
+            elif is_sse:
+                await _stream(upstream, turn, ex, response, applied, guarded=guarded)
+            else:
+                await _message(upstream, turn, ex, response, applied, guarded=guarded)
     finally:
         response.close()
 

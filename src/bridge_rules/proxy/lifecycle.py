@@ -7,8 +7,9 @@ What an operator's tool does, as nginx and gunicorn do it:
 - **SIGTERM, SIGINT**: ``/readyz`` answers 503 at once (the balancer stops sending), stop
   accepting (with ``--workers N`` the supervisor closes its copy of the listening socket at
   once, so a late connection is refused rather than left in a backlog nobody reads), let
-  in-flight requests finish for up to the grace period, and exit 0. (uvicorn's own server re-raises the signal after its graceful
-  shutdown, so a drained stop exited 143; ours does not.)
+  in-flight requests finish for up to the grace period, and exit 0. (uvicorn's own server
+  re-raises the signal after its graceful shutdown, so a drained stop exited 143; ours
+  does not.)
 - **SIGHUP**: reload the rules. With one worker the new :class:`~bridge_rules.Engine` is
   built on a thread while requests go on, then swapped in with one assignment: a request
   holds the ``Turn`` of the engine it started with, so in-flight requests finish on the old

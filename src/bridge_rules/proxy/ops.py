@@ -26,6 +26,7 @@ import json
 import os
 import re
 import time
+from collections.abc import Callable
 from random import getrandbits
 from typing import Any
 from urllib.parse import urlsplit
@@ -34,6 +35,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, H
 from prometheus_client.exposition import generate_latest
 from prometheus_client.multiprocess import MultiProcessCollector
 
+from bridge_rules.proxy import tracing
 from bridge_rules.proxy.config import MULTIPROC_ENV
 from bridge_rules.proxy.errors import error_body
 from bridge_rules.proxy.obs import CURRENT_REQUEST, AccessRecord, RequestContext
@@ -222,8 +224,21 @@ class OpsApp:
         await self._tracked(scope, receive, send)
 
     async def _tracked(self, scope: Message, receive: Any, send: Any) -> None:
+        if tracing.on():
+            with tracing.request(scope["headers"], scope["method"]):
+                await self._counted(scope, receive, send, self._observe_traced)
+            return
+        await self._counted(scope, receive, send, self.metrics.observe)
+
+    def _observe_traced(self, record: AccessRecord) -> None:
+        self.metrics.observe(record)
+        tracing.finish(record)
+
+    async def _counted(
+        self, scope: Message, receive: Any, send: Any, observe: Callable[[AccessRecord], None]
+    ) -> None:
         request_id = _request_id(scope)
-        token = CURRENT_REQUEST.set(RequestContext(request_id, self.metrics.observe))
+        token = CURRENT_REQUEST.set(RequestContext(request_id, observe))
         started = time.perf_counter()
         duration, response_start = self.metrics.timed(_route(scope["path"]))
         header = (b"x-request-id", request_id.encode())
