@@ -223,7 +223,9 @@ class Supervisor(Multiprocess):
         # Each worker reloads its own rules in place (worker_app): no restart, so every
         # worker answers with the new hash within one rules build of the signal.
         for process in self.processes:
-            if process.pid is not None and process.exitcode is None:
+            # only a worker past its start has the handler: SIGHUP would end one starting
+            # (which reads the rules as they are now anyway)
+            if process.pid is not None and process.is_ready(timeout=1):
                 os.kill(process.pid, signal.SIGHUP)
         event("serve.reload", rules_hash=rules_hash, previous=self.rules_hash)
         self.rules_hash = rules_hash
