@@ -12,16 +12,12 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Ma
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bridge_rules import calls
-from bridge_rules.calls import ToolCall
 from bridge_rules.calls import checked_name as _name
 from bridge_rules.calls import checked_names as _names
-from bridge_rules.compiled import CompiledRules
-from bridge_rules.debuglog import DebugLog, open_declared
+from bridge_rules.compiler import retargeted
 from bridge_rules.diagnostics import Diagnostic
-from bridge_rules.explain import NO_ARGS, Explanation, explain_tool
-from bridge_rules.gate import GateDecision
-from bridge_rules.names import Collision, Resolver
+from bridge_rules.lookups import Lookups
+from bridge_rules.policy import PolicyError, parse_switches
 from bridge_rules.ruleset import (
     BindingSource,
     RuleRef,
@@ -33,8 +29,9 @@ from bridge_rules.ruleset import (
 )
 from bridge_rules.runtime import Runtime
 from bridge_rules.schemas.book import Shapes
+from bridge_rules.schemas.targets import TARGETS as SCHEMA_TARGETS
 from bridge_rules.sealing import Sealer, sealer_for
-from bridge_rules.stagetables import StageTable, canonical_names, describe
+from bridge_rules.stagetables import StageTable, canonical_names
 
 if TYPE_CHECKING:
     from bridge_rules.transform import OutboundBytes, OutboundResult
@@ -43,10 +40,12 @@ if TYPE_CHECKING:
     from bridge_rules.transform.scope import CallScope
     from bridge_rules.transform.turn import Turn
 
-__all__ = ["Engine", "RuleRef", "StageTable", "canonical_names", "load"]
+# Besides Engine: the types its methods take, return and raise (docs/architecture.md).
+__all__ = ["SCHEMA_TARGETS", "Engine", "InboundReport", "PolicyError", "RuleRef", "Runtime",
+           "Sealer", "StageTable", "Turn", "canonical_names", "load", "parse_switches"]  # fmt: skip
 
 
-class Engine:
+class Engine(Lookups):
     """Compiled rules, ready to apply. Build one with :func:`bridge_rules.load`.
 
     Immutable once built and safe to share between threads and tasks: nothing that can
@@ -122,89 +121,23 @@ class Engine:
         engine._files, engine._added = self._files, added
         return engine
 
+    def retargeted(self, target: str) -> Engine:
+        """These rules converting tool schemas for a :data:`SCHEMA_TARGETS` entry or ``none``."""
+        return self._over(retargeted(self.runtime, target))
+
+    def narrowed(self, switches: Sequence[str]) -> Engine:
+        """These rules with policy switches always on (:class:`PolicyError`: not defined)."""
+        return self._over(self.runtime.narrowed(tuple(switches)))
+
+    def _over(self, runtime: Runtime) -> Engine:
+        engine = Engine(runtime, self.diagnostics, env=self.env)
+        engine._files, engine._added = self._files, self._added
+        return engine
+
     @property
     def binding_origins(self) -> list[str]:
         """The origins of the bindings added at run time, in the order they are applied."""
         return sorted(self._added)
-
-    def _env(self, env: Mapping[str, str] | None) -> Mapping[str, str] | None:
-        return self.env if env is None else env
-
-    def debug_log(self, env: Mapping[str, str] | None = None) -> DebugLog | None:
-        """The log the rules' ``debug_log: {env: VAR}`` names, or None: :meth:`outbound`,
-        :meth:`inbound`, :meth:`inbound_stream` append to it (``serve`` logs :meth:`turn`)."""
-        return open_declared(self.runtime.rules.debug_log, self._env(env))
-
-    def stage_tables(self) -> list[StageTable]:
-        """Every name stage as plain data, in the order the way out tries them."""
-        return [describe(stage) for stage in self.runtime.rules.stages]
-
-    @property
-    def rules(self) -> CompiledRules:
-        return self.runtime.rules
-
-    @property
-    def resolver(self) -> Resolver:
-        return self.runtime.resolver
-
-    # ------------------------------------------------------------ gate
-    def gate(
-        self, model: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None
-    ) -> bool:
-        """Whether the rules apply for this model (``{"api": ..., "id": ...}``)."""
-        return self.gate_decision(model, env).open
-
-    def gate_decision(
-        self, model: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None
-    ) -> GateDecision:
-        return self.runtime.gate_decision(model, self._env(env))
-
-    # ----------------------------------------------------------- names
-    def outbound_name(self, name: str) -> str:
-        """The wire name a local tool goes out under."""
-        return self.runtime.outbound_name(_name(name))
-
-    def inbound_name(self, name: str, registered: Iterable[str] | None = None) -> str | None:
-        """The local tool a wire name maps back to, or None when no rule maps it.
-
-        ``registered`` is the set of local tool names that exist (the request's
-        own tools in the proxy); None means every local name the rules know.
-        """
-        return self.runtime.inbound_name(_name(name), _names(registered))
-
-    def known_locals(self) -> list[str]:
-        return list(self.runtime.known_locals)
-
-    def collisions(self, registered: Iterable[str] | None = None) -> list[Collision]:
-        return list(self.runtime.resolver.reverse_map(_names(registered)).collisions)
-
-    # ----------------------------------------------------------- calls
-    def outbound_call(self, name: str, arguments: Any, shapes: Shapes | None = None) -> ToolCall:
-        """A local call in wire shape (name and arguments), as history replay sends it;
-        ``shapes``: the request's schema conversions (``OutboundResult.shapes``)."""
-        return calls.outbound_call(self.runtime, _name(name), arguments, shapes)
-
-    def inbound_call(
-        self,
-        name: str,
-        arguments: Any,
-        registered: Iterable[str] | None = None,
-        shapes: Shapes | None = None,
-    ) -> ToolCall:
-        """A model's call in local shape: name mapped back, arguments restored through the
-        request's schema conversions (``shapes``), adapted and repaired."""
-        return calls.inbound_call(self.runtime, _name(name), arguments, _names(registered), shapes)
-
-    def wire_schema(self, local_name: str, local_schema: Any) -> Any:
-        return calls.wire_schema(self.runtime, _name(local_name), local_schema)
-
-    def adapts_arguments(
-        self,
-        wire_name: str,
-        registered: Iterable[str] | None = None,
-        shapes: Shapes | None = None,
-    ) -> bool:
-        return calls.adapts_arguments(self.runtime, _name(wire_name), _names(registered), shapes)
 
     # -------------------------------------------------------- payloads
     def outbound(
@@ -353,21 +286,6 @@ class Engine:
         from bridge_rules.transform import rewrite_stream_async
 
         return rewrite_stream_async(self._scope(registered, report, shapes), chunks)
-
-    # --------------------------------------------------------- explain
-    def explain(
-        self,
-        name: str,
-        registered: Iterable[str] | None = None,
-        env: Mapping[str, str] | None = None,
-        args: Any = NO_ARGS,
-    ) -> Explanation:
-        """The full trace for one tool: every stage, the wire name, the way back; with
-        ``args`` (wire-shaped), the arguments after each binding and repair operation.
-
-        ``env`` is accepted for symmetry with :meth:`gate`; the trace does not depend on it.
-        """
-        return explain_tool(self.runtime, _name(name), _names(registered), args)
 
 
 def load(rules: RuleRef = None, *, seal_key: bytes | str | Sealer | None = None) -> Engine:

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 
 import httpx
 import pytest
 from fake_upstream import FakeUpstream
 from tests.proxy import loopback
 from tests.proxy.test_serve_signals import REQUEST, serving
+
+from bridge_rules.proxy.settingsfile import read_settings
 
 STREAM = {**REQUEST, "stream": True}
 GRACE = 30.0  # the drain deadline given to serve; the streams take about 3 s
@@ -30,12 +33,14 @@ def sse_events(url: str) -> list[str]:
     return [line for line in text.splitlines() if line.startswith("event: ")]
 
 
-@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize(
+    ("workers", "flag"), [(1, "--shutdown-grace"), (2, "--drain-timeout")]
+)  # one setting under its name and its former one
 def test_sigterm_drains_streams_and_leaves_no_connection_hanging(
-    upstream: FakeUpstream, workers: int
+    upstream: FakeUpstream, workers: int, flag: str
 ) -> None:
     args = ["--upstream", upstream.url, "--workers", str(workers)]
-    with serving([*args, "--shutdown-grace", str(GRACE)]) as server:
+    with serving([*args, flag, str(GRACE)]) as server:
         reference = sse_events(server.url)
         assert reference[-1] == "event: message_stop"
         upstream.script.event_gap = 3.0 / len(reference)
@@ -51,6 +56,9 @@ def test_sigterm_drains_streams_and_leaves_no_connection_hanging(
             time.sleep(0.02)
         server.proc.terminate()
         signalled = time.monotonic()
+        # "at once" is once the signal is delivered: a probe sent in the same microsecond
+        # may be answered before it; 0.1 s is far below any balancer's probe period
+        time.sleep(0.1)
 
         answers: list[int | str] = []
         while server.proc.poll() is None and time.monotonic() - signalled < GRACE:
@@ -72,3 +80,16 @@ def test_sigterm_drains_streams_and_leaves_no_connection_hanging(
     assert set(answers) <= {503, "refused", "reset"}, answers
     assert len(streams) == len(threads)
     assert all(s == reference for s in streams), [len(s) for s in streams]
+
+
+@pytest.mark.parametrize(
+    "key", ["drain-timeout", "drain_timeout", "shutdown-grace", "shutdown_grace"]
+)
+def test_the_drain_is_one_setting_under_its_name_and_its_former_one(
+    tmp_path: Path, key: str
+) -> None:
+    path = tmp_path / "serve.yaml"
+    path.write_text(f"{key}: 7.5\n", encoding="utf-8")
+    found = read_settings(str(path))
+    assert not found.problems
+    assert found.values == {"drain_timeout": 7.5}

@@ -102,7 +102,7 @@ def test_rollout_properties(overlay: str) -> None:
     proxy = container(objects)
     assert proxy["livenessProbe"]["httpGet"]["path"] == "/healthz"
     assert proxy["readinessProbe"]["httpGet"]["path"] == "/readyz"
-    grace = float(flag_value(proxy["args"], "--shutdown-grace"))
+    grace = float(flag_value(proxy["args"], "--drain-timeout"))
     sleep = proxy["lifecycle"]["preStop"]["sleep"]["seconds"]
     assert sleep > proxy["readinessProbe"]["periodSeconds"]
     assert pod["spec"]["terminationGracePeriodSeconds"] >= grace + sleep

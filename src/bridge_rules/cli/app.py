@@ -26,6 +26,7 @@ import typer.main
 
 from bridge_rules.cli.style import Color, paint, set_mode
 from bridge_rules.diagnostics import EXIT_INTERNAL, EXIT_USAGE
+from bridge_rules.proxy.settings import BY_NAME
 
 EXIT_INTERRUPTED = 130
 
@@ -183,14 +184,15 @@ def _root(
 
 
 # The `--rules` option every command that loads rules shares.
+RULES = BY_NAME["rules"]
+"""``--rules``, which every command takes: declared with serve's settings (proxy/settings.py)."""
 RulesOption = Annotated[
     Optional[list[str]],  # noqa: UP045 - typer needs Optional on 3.10
     typer.Option(
         "--rules",
         "-r",
-        help="A rule file, a directory of them, or a packaged profile name; repeat to layer. "
-        "Default: the packaged default rules.",
-        metavar="PATH|PROFILE",
+        help=RULES.help,
+        metavar=RULES.metavar,
     ),
 ]
 

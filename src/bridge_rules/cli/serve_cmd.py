@@ -8,8 +8,10 @@ the file.
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import click
@@ -18,15 +20,15 @@ import typer
 from bridge_rules.cli.app import CommandError, RulesOption, app, fail, rules_error
 from bridge_rules.cli.style import paint
 from bridge_rules.diagnostics import EXIT_OK
+from bridge_rules.proxy.settings import BY_NAME, ENV_PREFIX, SETTINGS, Setting
 
 if TYPE_CHECKING:
     from bridge_rules.proxy.config import ProxyConfig
     from bridge_rules.runtime import Runtime
 
-ENV_PREFIX = "BRIDGE_RULES"
-MiB = 1024 * 1024
 _FILE_WHERE = "bridge_rules.serve.file_where"
 _FILE_ROUTES = "bridge_rules.serve.file_routes"
+_FILE_PROBLEMS = "bridge_rules.serve.file_problems"
 """``ctx.meta`` key: where ``--config FILE`` wrote each value it sets."""
 
 
@@ -51,8 +53,9 @@ def _read_config(ctx: typer.Context, param: Any, value: str | None) -> None:
     own = [p for p in ctx.command.params if p.name and p.expose_value]
     repeats = {p.name: bool(getattr(p, "multiple", False)) for p in own if p.name}
     found = read_settings(value, repeats)
-    if found.problems:
+    if found.problems and not found.read:
         raise CommandError(*(problem.line() for problem in found.problems))
+    ctx.meta[_FILE_PROBLEMS] = found.problems  # said with the values' own, in one run
     ctx.default_map = {**(ctx.default_map or {}), **found.values}
     ctx.meta[_FILE_WHERE] = found.where  # with each route's place, under route:<name>
     ctx.meta[_FILE_ROUTES] = found.routes
@@ -68,195 +71,13 @@ def _where(ctx: click.Context) -> dict[str, str]:
     for name in ctx.params:
         source = ctx.get_parameter_source(name)
         if source is ParameterSource.ENVIRONMENT:
-            where[name] = f"{ctx.auto_envvar_prefix}_{name.upper()}"
+            where[name] = BY_NAME[name].env if name in BY_NAME else f"{ENV_PREFIX}_{name.upper()}"
         elif source is ParameterSource.DEFAULT_MAP and name in in_file:
             where[name] = in_file[name]
     return where
 
 
-@app.command(context_settings={"auto_envvar_prefix": ENV_PREFIX})
-def serve(  # noqa: PLR0917 - one parameter per CLI option
-    ctx: typer.Context,
-    upstream: Annotated[
-        Optional[str],  # noqa: UP045 - typer needs Optional on 3.10
-        typer.Option(
-            help="The anthropic-messages endpoint to forward to, e.g. "
-            "https://api.anthropic.com (without /v1), or claude-code to answer with the "
-            "Claude Code CLI (docs/claude-code-upstream.md). Required unless every route "
-            "of --config names its own.",
-            show_default=False,
-        ),
-    ] = None,
-    rules: RulesOption = None,
-    host: Annotated[str, typer.Option(help="Interface to bind; loopback unless you say so.")] = (
-        "127.0.0.1"
-    ),
-    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8787,
-    allow_origin: Annotated[
-        Optional[list[str]],  # noqa: UP045
-        typer.Option(
-            help="A web origin (https://app.example:443) whose requests are served; "
-            "repeatable, * for any. A request with any other Origin header gets 403, so a web "
-            "page cannot reach serve (docs/proxy.md#browsers). Default: none.",
-            metavar="ORIGIN",
-        ),
-    ] = None,
-    allow_host: Annotated[
-        Optional[list[str]],  # noqa: UP045
-        typer.Option(
-            help="A Host name served besides the listen address, localhost and loopback "
-            "addresses; repeatable, * for any. Any other Host gets 403 (DNS rebinding). With "
-            "--host 0.0.0.0, IP addresses are served too.",
-            metavar="NAME",
-        ),
-    ] = None,
-    workers: Annotated[
-        int, typer.Option(help="Worker processes (the proxy is stateless; see docs/proxy.md).")
-    ] = 1,
-    max_body_bytes: Annotated[int, typer.Option(help="Larger request bodies get 413.")] = 32 * MiB,
-    timeout: Annotated[
-        float, typer.Option(help="Seconds the upstream may stay silent before the request fails.")
-    ] = 600.0,
-    max_headers: Annotated[
-        int, typer.Option(help="Requests with more headers than this get 431.")
-    ] = 100,
-    max_header_bytes: Annotated[
-        int, typer.Option(help="Requests whose header names and values exceed this get 431.")
-    ] = 64 * 1024,
-    body_timeout: Annotated[
-        float, typer.Option(help="Seconds a client has to send its whole request body, else 408.")
-    ] = 60.0,
-    header_timeout: Annotated[
-        float,
-        typer.Option(
-            help="Seconds a client has to send a request's headers once it has started (or "
-            "its first request once connected), else 408 and the connection is closed.",
-            metavar="SECONDS",
-        ),
-    ] = 10.0,
-    max_connections: Annotated[
-        int,
-        typer.Option(
-            help="Client connections one worker holds; past it the connection waiting "
-            "longest for its headers (or idle) is closed for the new one, else the new one "
-            "gets 503. 0: as many as the open-file limit allows for two descriptors each.",
-        ),
-    ] = 0,
-    max_response_bytes: Annotated[
-        int,
-        typer.Option(
-            help="A JSON answer the proxy must rewrite that is larger than this (decoded) gets 502."
-        ),
-    ] = 32 * MiB,
-    max_sse_event_bytes: Annotated[
-        int,
-        typer.Option(
-            help="A rewritten stream whose current event grows past this is closed with an "
-            "error event."
-        ),
-    ] = 16 * MiB,
-    outbound_cache_mb: Annotated[
-        int,
-        typer.Option(
-            help="Megabytes of rewritten messages kept per worker, so a request that resends "
-            "the conversation only rewrites its new messages; 0 turns the cache off.",
-            metavar="MB",
-        ),
-    ] = 64,
-    upstream_keepalive: Annotated[
-        float,
-        typer.Option(
-            help="Seconds an idle connection to the upstream is kept for reuse; keep it below "
-            "the upstream's own idle timeout (Node and uvicorn close after 5 s). 0: a new "
-            "connection per request.",
-            metavar="SECONDS",
-        ),
-    ] = 30.0,
-    bindings_dir: Annotated[
-        Optional[str],  # noqa: UP045 - typer needs Optional on 3.10
-        typer.Option(
-            help="A directory of YAML files of bindings laid over the rules (one origin per "
-            "file), read at start and again on reload; see docs/bindings.md.",
-            metavar="DIR",
-        ),
-    ] = None,
-    shutdown_grace: Annotated[
-        float,
-        typer.Option(
-            help="Seconds SIGTERM or SIGINT lets in-flight requests finish before they are cut; "
-            "serve then exits 0.",
-            metavar="SECONDS",
-        ),
-    ] = 30.0,
-    debug_log: Annotated[
-        Optional[str],  # noqa: UP045 - typer needs Optional on 3.10
-        typer.Option(help="Append a JSON line per request (credentials redacted) to this file."),
-    ] = None,
-    log_prompts: Annotated[
-        bool, typer.Option(help="Put prompt and response text in the debug log too.")
-    ] = False,
-    claude_path: Annotated[
-        Optional[str],  # noqa: UP045
-        typer.Option(help="With --upstream claude-code: the CLI binary (default: the SDK's own)."),
-    ] = None,
-    max_sessions: Annotated[
-        int, typer.Option(help="With --upstream claude-code: CLI processes at once; more get 429.")
-    ] = 4,
-    claude_allow: Annotated[
-        Optional[list[str]],  # noqa: UP045
-        typer.Option(
-            help="With --upstream claude-code: a tool the CLI may run itself (a pattern such "
-            "as WebSearch or mcp__github__*); repeatable. Default: none.",
-            metavar="TOOL",
-        ),
-    ] = None,
-    claude_mcp_config: Annotated[
-        Optional[str],  # noqa: UP045
-        typer.Option(help="With --upstream claude-code: a JSON file of your own MCP servers."),
-    ] = None,
-    claude_max_turns: Annotated[
-        int,
-        typer.Option(help="With --upstream claude-code: messages a request may replay; more: 413."),
-    ] = 1000,
-    claude_max_bytes: Annotated[
-        int,
-        typer.Option(help="With --upstream claude-code: the largest request body; larger: 413."),
-    ] = 16 * 1024 * 1024,
-    claude_max_time: Annotated[
-        float,
-        typer.Option(
-            help="With --upstream claude-code: seconds one request may hold a CLI session; "
-            "past it, 413 while its history is replayed, else 504."
-        ),
-    ] = 1800.0,
-    watch: Annotated[
-        bool,
-        typer.Option(
-            help="Reload the rules by themselves when their files change (a ConfigMap the "
-            "kubelet swaps), as on SIGHUP; see docs/deploy.md.",
-        ),
-    ] = False,
-    watch_interval: Annotated[
-        float,
-        typer.Option(
-            help="With --watch: seconds between two looks at the rule files.",
-            metavar="SECONDS",
-            min=0.05,
-        ),
-    ] = 1.0,
-    config_file: Annotated[
-        Optional[str],  # noqa: UP045
-        typer.Option(
-            "--config",
-            help="A YAML file of option values (upstream: URL, port: 8787, ...).",
-            metavar="FILE",
-            envvar=f"{ENV_PREFIX}_CONFIG",
-            callback=_read_config,
-            is_eager=True,
-            expose_value=False,
-        ),
-    ] = None,
-) -> int:
+def serve(ctx: typer.Context, **params: Any) -> int:
     """Proxy Anthropic Messages traffic, applying the rules both ways.
 
     Every option also reads BRIDGE_RULES_<OPTION> from the environment (BRIDGE_RULES_UPSTREAM,
@@ -276,8 +97,9 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
     in_file: dict[str, str] = ctx.meta.get(_FILE_WHERE, {})
     places = {k: v for k, v in in_file.items() if k.startswith(ROUTE_WHERE)}
     settings, problems = ServeSettings.check(options, {**_where(ctx), **places})
-    if settings is None:
-        raise CommandError(*(problem.line() for problem in problems))
+    in_file_problems = ctx.meta.get(_FILE_PROBLEMS, ())
+    if settings is None or in_file_problems:
+        raise CommandError(*(problem.line() for problem in (*in_file_problems, *problems)))
     for problem in problems:
         sys.stderr.write(paint(problem.line() + "\n", sys.stderr))
     runtime = _load_runtime(settings.config.rules)  # checked once, before any worker starts
@@ -318,12 +140,65 @@ def serve(  # noqa: PLR0917 - one parameter per CLI option
         settings.port,
         settings.workers,
         proxy=proxy,
-        grace=settings.shutdown_grace,
-        watch=watch_interval if watch else 0.0,
+        grace=settings.drain_timeout,
+        watch=params["watch_interval"] if params["watch"] else 0.0,
     )
     if not started:
         fail(f"the server did not start on {settings.host}:{settings.port} (see above)")
     return EXIT_OK
+
+
+def _option(setting: Setting) -> Any:
+    """The typer annotation of one declared setting (its flag, help, metavar, variable)."""
+    if setting.shared:
+        return RulesOption
+    kind: Any = list[setting.type] if setting.repeat else setting.type  # type: ignore[name-defined]
+    if setting.default is None:
+        kind = Optional[kind]  # noqa: UP045 - typer needs Optional on 3.10
+    info = typer.Option(
+        *setting.flags,
+        help=setting.help,
+        metavar=setting.metavar,
+        envvar=setting.env,
+        min=setting.minimum,
+        show_default=setting.default is not None,
+    )
+    return Annotated[kind, info]
+
+
+def _declared(command: Callable[..., int]) -> Callable[..., int]:
+    """``command`` with one parameter per declared setting (proxy/settings.py), then
+    ``--config FILE``: typer reads the options from this signature."""
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    params = [
+        inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)
+    ]
+    for setting in SETTINGS:
+        params.append(
+            inspect.Parameter(
+                setting.name, keyword, annotation=_option(setting), default=setting.default
+            )
+        )
+    params.append(inspect.Parameter("config_file", keyword, annotation=_CONFIG, default=None))
+    command.__signature__ = inspect.Signature(params, return_annotation=int)  # type: ignore[attr-defined]
+    returns = command.__annotations__.get("return", int)  # the function's own
+    command.__annotations__ = {p.name: p.annotation for p in params} | {"return": returns}
+    return command
+
+
+_CONFIG = Annotated[
+    Optional[str],  # noqa: UP045
+    typer.Option(
+        "--config",
+        help="A YAML file of option values (upstream: URL, port: 8787, ...).",
+        metavar="FILE",
+        envvar=f"{ENV_PREFIX}_CONFIG",
+        callback=_read_config,
+        is_eager=True,
+        expose_value=False,
+    ),
+]
+app.command("serve", context_settings={"auto_envvar_prefix": ENV_PREFIX})(_declared(serve))
 
 
 def _declared_debug_log(config: ProxyConfig, runtime: Runtime) -> ProxyConfig:

@@ -14,37 +14,33 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from bridge_rules import jsonio
 from bridge_rules.debuglog import DebugLog, omit_text
-from bridge_rules.engine import Engine
-from bridge_rules.gcpause import paused_for, tune_for_serving
-from bridge_rules.policy import PolicyError
+from bridge_rules.engine import Engine, Runtime, Sealer, load
+from bridge_rules.gcpause import tune_for_serving
 from bridge_rules.proxy import paths, tracing
 from bridge_rules.proxy.body import (
     ClientGone,
     check_headers,
-    parse_payload,
     read_body,
-    unreadable,
 )
 from bridge_rules.proxy.browsers import BrowserRules
-from bridge_rules.proxy.claude_code import claude_code_upstream
-from bridge_rules.proxy.config import CLAUDE_CODE, ProxyConfig
+from bridge_rules.proxy.config import ProxyConfig
+from bridge_rules.proxy.disconnect import until_disconnect
 from bridge_rules.proxy.errors import ProxyError, UpstreamAborted
-from bridge_rules.proxy.forward import Exchange, forward
+from bridge_rules.proxy.forward import Exchange
 from bridge_rules.proxy.headers import expectation
 from bridge_rules.proxy.heap import HeapTrimmer
+from bridge_rules.proxy.kinds import open_upstream
 from bridge_rules.proxy.obs import AccessRecord, configure_logging, flush_access_log
 from bridge_rules.proxy.ops import OpsApp, with_ops
+from bridge_rules.proxy.outbound import rewrite_request
 from bridge_rules.proxy.reply import JSON, Message, Receive, Reply, Send
-from bridge_rules.proxy.routes import POLICY_HEADER, Router, policy_on, requested_switches
-from bridge_rules.proxy.upstream import Upstream
-from bridge_rules.runtime import Runtime
-from bridge_rules.sealing import Sealer
+from bridge_rules.proxy.routes import Router, policy_on
 
 log = logging.getLogger("bridge_rules.proxy")
 
@@ -59,8 +55,6 @@ HEALTH = jsonio.dumps({"status": "ok"})
 SERVER_OPTIONS = [(b"allow", b"GET, HEAD, POST, OPTIONS"), (b"content-length", b"0")]
 
 Route = Callable[[Exchange], Awaitable[None]]
-WATCH_AFTER = 0.05
-"""Seconds a forwarded request runs before the proxy starts watching for the client leaving."""
 
 
 async def healthz(ex: Exchange) -> None:
@@ -74,8 +68,8 @@ class ProxyApp:
         self.rules = engine
         """The rule files' engine; :attr:`engine` adds the bindings directory to it."""
         self.engine = self._with_bindings(engine)
-        self.upstream = Upstream(config)
-        self.cli = claude_code_upstream(config) if config.upstream == CLAUDE_CODE else None
+        self.upstream = open_upstream(config)
+        """What ``config.upstream`` names, opened by its kind (``proxy.kinds``)."""
         self.debug = DebugLog(config.debug_log, config.log_prompts) if config.debug_log else None
         self.heap = HeapTrimmer.from_env()  # gives a large burst's heap back afterwards
         self.router = (
@@ -124,6 +118,10 @@ class ProxyApp:
         """Read the bindings directory again over the same rules (:meth:`use_rules`)."""
         self.use_rules(self.rules)
 
+    async def readiness(self) -> str | None:
+        """Why the upstream cannot answer now (``/readyz``), or None."""
+        return await self.upstream.readiness()
+
     @property
     def rules_hash(self) -> str:
         """The hash of the rules this app answers with now (``/readyz``, the start line)."""
@@ -135,8 +133,6 @@ class ProxyApp:
         await self.upstream.aclose()
         if self.router is not None:
             await self.router.aclose()
-        if self.cli is not None:
-            await self.cli.aclose()
         if self.debug is not None:
             self.debug.close()
 
@@ -150,7 +146,7 @@ class ProxyApp:
         while True:
             msg = await receive()
             if msg["type"] == "lifespan.startup":
-                self.upstream.session()  # the pool exists before the first request
+                self.upstream.prepare()
                 await send({"type": "lifespan.startup.complete"})
             elif msg["type"] == "lifespan.shutdown":
                 await self.aclose()
@@ -208,19 +204,18 @@ class ProxyApp:
             return
         ex.body = await read_body(scope, receive, config.max_body_bytes, config.body_timeout)
         ex.reply.record.bytes_in = len(ex.body)
-        engine, upstream, cli = self.engine, self.upstream, self.cli
+        engine, upstream = self.engine, self.upstream
         if self.router is not None:  # serve --config with routes: (docs/proxy.md#routes)
-            engine, upstream, cli = self.router.pick(ex)
+            engine, upstream = self.router.pick(ex)
         self._match_path(ex, engine)
         rewritten = method == "POST" and ex.scope["path"] in REWRITTEN_PATHS
         if rewritten:
             with tracing.child("bridge_rules.rewrite", **tracing.rules(engine)):
                 if len(ex.body) >= OFF_LOOP_BYTES:
-                    await asyncio.to_thread(self._outbound, ex, engine)
+                    await asyncio.to_thread(rewrite_request, ex, engine, self.debug, self.cache_on)
                 else:
-                    self._outbound(ex, engine)
-        work = cli.answer(ex) if cli is not None and rewritten else forward(upstream, ex)
-        await self._until_disconnect(work, receive, ex.reply.record)
+                    rewrite_request(ex, engine, self.debug, self.cache_on)
+        await until_disconnect(upstream.send(ex, rewritten), receive, ex.reply.record)
 
     def _match_path(self, ex: Exchange, engine: Engine) -> None:
         """A path whose canonical form is a rewritten one becomes it; a near miss of one is
@@ -242,86 +237,6 @@ class ProxyApp:
                 f"it is near {paths.MESSAGES} but not it, and an upstream may read it as that "
                 "with the tools unfiltered; send the request to /v1/messages",
             )
-
-    def _outbound(self, ex: Exchange, engine: Engine) -> None:
-        body = ex.body
-        with paused_for(len(body)):
-            if body.lstrip()[:1] != b"{":
-                parse_payload(body)  # the precise 400: empty, not JSON, or not an object
-            record = ex.reply.record
-            try:
-                turn = engine.turn(body, policy=requested_switches(ex.scope["headers"]))
-            except jsonio.JSONDecodeError as exc:
-                raise unreadable(exc) from None
-            except PolicyError as exc:
-                raise ProxyError(400, f"{POLICY_HEADER}: {exc}") from None
-            except RecursionError:
-                raise ProxyError(
-                    400, "request body is nested too deeply for bridge-rules to rewrite"
-                ) from None
-            except Exception as exc:
-                log.error("the rewrite failed on the request: %s: %s", type(exc).__name__, exc)
-                raise ProxyError(
-                    500, f"bridge-rules could not rewrite the request ({type(exc).__name__})"
-                ) from None
-            result = turn.outcome
-            if result.rejected:
-                raise ProxyError(400, result.rejected)
-            model = result.fields.get("model")
-            record.model = model if isinstance(model, str) else None
-            record.stream = result.fields.get("stream") is True
-            record.gate = result.gate_open
-            record.renames = dict(result.renames)
-            if result.gate_open and self.cache_on:
-                record.cache = (result.reused, result.stored, result.tools_reused)
-            if self.debug is not None:
-                ex.debug["request_body"] = self.debug.body(jsonio.loads(body))
-                if result.gate_open or result.policed:
-                    ex.debug["upstream_body"] = self.debug.body(jsonio.loads(result.body))
-            ex.rewritten(turn)
-
-    async def _until_disconnect(
-        self, work: Coroutine[Any, Any, None], receive: Receive, record: AccessRecord
-    ) -> None:
-        """Run ``work`` in this task; if the client goes away first, cancel it (and so the
-        upstream call).
-
-        The watcher (a task waiting on ``receive``) starts only once the request has run for
-        :data:`WATCH_AFTER`: most answers are complete by then, and a task made, scheduled
-        and cancelled per request was ~2% of a busy worker's CPU. A client that leaves
-        sooner is noticed when the watcher starts, so the upstream call is cancelled at
-        most that much later."""
-        me = asyncio.current_task()
-        assert me is not None
-        loop = asyncio.get_running_loop()
-        gone = False
-        watcher: asyncio.Task[None] | None = None
-
-        async def watch() -> None:
-            nonlocal gone
-            while (await receive())["type"] != "http.disconnect":
-                pass
-            gone = True
-            me.cancel()
-
-        def start() -> None:
-            nonlocal watcher
-            watcher = loop.create_task(watch())
-
-        timer = loop.call_later(WATCH_AFTER, start)
-        try:
-            await work
-        except (asyncio.CancelledError, Exception):
-            if not gone:
-                raise
-            uncancel = getattr(me, "uncancel", None)  # Python 3.11+
-            if uncancel is not None:
-                uncancel()
-            record.status, record.error = 499, "client_disconnected"
-        finally:
-            timer.cancel()
-            if watcher is not None:
-                watcher.cancel()
 
 
 async def _asterisk(ex: Exchange, method: str) -> None:
@@ -356,9 +271,7 @@ def build_engine(config: ProxyConfig, runtime: Runtime | None = None) -> Engine:
     environment overrides as they are now, as a server reads its settings at start-up, and
     again on reload (SIGHUP)."""
     if runtime is None:
-        from bridge_rules.ruleset import load_runtime
-
-        runtime = load_runtime(list(config.rules) or None)
+        runtime = load(list(config.rules) or None).runtime
     engine = Engine(runtime.with_sealer(Sealer.from_env()), env=dict(os.environ))
     size_cache(engine, config)
     return engine

@@ -16,11 +16,12 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
-from urllib.parse import urlsplit, urlunsplit
 
 from bridge_rules.debuglog import private_problem
 from bridge_rules.proxy.browsers import host_problem, origin_problem
+from bridge_rules.proxy.kinds import kind_of, normalise_upstream  # noqa: F401  (callers')
 from bridge_rules.proxy.routespec import ROUTE_WHERE, RouteSpec
+from bridge_rules.proxy.settings import PROXY_FIELDS, SETTINGS, default
 from bridge_rules.sealing import ENV_KEY as SEAL_KEY_ENV
 from bridge_rules.sealing import MIN_KEY_BYTES as MIN_SEAL_KEY_BYTES
 
@@ -30,16 +31,7 @@ if TYPE_CHECKING:
 ENV_VAR = "BRIDGE_RULES_SERVE_CONFIG"
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 """Where prometheus-client's workers keep their metric values; ``serve --workers N`` sets it."""
-DEFAULT_MAX_BODY = 32 * 1024 * 1024  # the Messages API's own request limit is 32 MB
-DEFAULT_MAX_HEADERS = 100
-DEFAULT_MAX_HEADER_BYTES = 64 * 1024
-DEFAULT_BODY_TIMEOUT = 60.0
-DEFAULT_MAX_SSE_EVENT = 16 * 1024 * 1024
-DEFAULT_OUTBOUND_CACHE_MB = 64
-DEFAULT_UPSTREAM_KEEPALIVE = 30.0
-DEFAULT_HEADER_TIMEOUT = 10.0
-DEFAULT_MAX_RESPONSE = 32 * 1024 * 1024
-DEFAULT_SHUTDOWN_GRACE = 30.0  # seconds SIGTERM/SIGINT lets in-flight requests finish
+DEFAULT_SHUTDOWN_GRACE: float = default("drain_timeout")
 CLAUDE_CODE = "claude-code"
 """``--upstream claude-code``: answer with the Claude Code CLI (docs/claude-code-upstream.md)."""
 MISSING_SDK = (
@@ -52,28 +44,29 @@ MISSING_SDK = (
 class ProxyConfig:
     upstream: str
     rules: tuple[str, ...] = field(default_factory=tuple)
-    max_body_bytes: int = DEFAULT_MAX_BODY
-    timeout: float = 600.0  # seconds without a byte from the upstream
-    connect_timeout: float = 10.0
-    debug_log: str | None = None
-    log_prompts: bool = False
-    max_headers: int = DEFAULT_MAX_HEADERS  # more request headers than this: 431
-    max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES  # names + values; more: 431
-    body_timeout: float = DEFAULT_BODY_TIMEOUT  # seconds to receive a request body: else 408
-    max_sse_event_bytes: int = DEFAULT_MAX_SSE_EVENT  # one event of a rewritten stream
-    outbound_cache_mb: int = DEFAULT_OUTBOUND_CACHE_MB  # rewritten messages kept; 0: off
-    upstream_keepalive: float = DEFAULT_UPSTREAM_KEEPALIVE  # idle pooled connection; 0: none
-    header_timeout: float = DEFAULT_HEADER_TIMEOUT  # seconds for a request's headers: else 408
-    max_connections: int = 0  # client connections per worker; 0: from the open-file limit
-    max_response_bytes: int = DEFAULT_MAX_RESPONSE  # a JSON answer to rewrite; larger: 502
-    bindings_dir: str | None = None  # bindings laid over the rules, read at start and reload
-    claude_path: str | None = None  # with CLAUDE_CODE: the CLI binary; None: the SDK's own
-    max_sessions: int = 4  # with CLAUDE_CODE: concurrent CLI processes; more get 429
-    claude_allow: tuple[str, ...] = ()  # with CLAUDE_CODE: tools the CLI may run itself
-    claude_mcp_config: str | None = None  # with CLAUDE_CODE: the user's own MCP servers
-    claude_max_turns: int = 1000  # with CLAUDE_CODE: messages a request may replay; more: 413
-    claude_max_bytes: int = 16 * 1024 * 1024  # with CLAUDE_CODE: a request body; larger: 413
-    claude_max_time: float = 1800.0  # with CLAUDE_CODE: seconds a request may hold a session
+    # The settings below are declared, with their defaults and meaning, in proxy/settings.py.
+    max_body_bytes: int = default("max_body_bytes")
+    timeout: float = default("timeout")
+    connect_timeout: float = 10.0  # not a setting: the time to open an upstream connection
+    debug_log: str | None = default("debug_log")
+    log_prompts: bool = default("log_prompts")
+    max_headers: int = default("max_headers")
+    max_header_bytes: int = default("max_header_bytes")
+    body_timeout: float = default("body_timeout")
+    max_sse_event_bytes: int = default("max_sse_event_bytes")
+    outbound_cache_mb: int = default("outbound_cache_mb")
+    upstream_keepalive: float = default("upstream_keepalive")
+    header_timeout: float = default("header_timeout")
+    max_connections: int = default("max_connections")
+    max_response_bytes: int = default("max_response_bytes")
+    bindings_dir: str | None = default("bindings_dir")
+    claude_path: str | None = default("claude_path")
+    max_sessions: int = default("max_sessions")
+    claude_allow: tuple[str, ...] = ()
+    claude_mcp_config: str | None = default("claude_mcp_config")
+    claude_max_turns: int = default("claude_max_turns")
+    claude_max_bytes: int = default("claude_max_bytes")
+    claude_max_time: float = default("claude_max_time")
     routes: tuple[RouteSpec, ...] = ()  # ``routes:`` of --config FILE (proxy/routes.py)
     listen_host: str = "127.0.0.1"  # --host: a Host naming it is ours (proxy/browsers.py)
     allow_origins: tuple[str, ...] = ()  # web origins whose requests are served; "*": any
@@ -94,21 +87,6 @@ class ProxyConfig:
         for name in ("claude_allow", "allow_origins", "allow_hosts"):
             raw[name] = tuple(raw.get(name) or ())
         return cls(**raw)
-
-
-def normalise_upstream(url: str) -> tuple[str, str | None]:
-    """The upstream without a trailing ``/`` or ``/v1`` (the proxy adds ``/v1/...`` itself),
-    and a warning when it had ``/v1``; query and fragment are refused by the caller."""
-    parts = urlsplit(url)
-    path = parts.path.rstrip("/")
-    warning = None
-    if path.endswith("/v1"):
-        path = path[: -len("/v1")]
-        warning = (
-            f"--upstream ends in /v1; using {urlunsplit(parts._replace(path=path))} "
-            "(the proxy forwards /v1/messages itself, so /v1 would be doubled)"
-        )
-    return urlunsplit(parts._replace(path=path)), warning
 
 
 def private_file_problem(path: str) -> str | None:
@@ -159,26 +137,6 @@ Problem = Union[SettingProblem, "Diagnostic"]
 """Either kind prints as one ``line()``: a settings file the YAML reader refuses (syntax,
 encoding, size) is reported located, the way a rule file is."""
 
-# Options that take a count or a size, and those where 0 has a meaning of its own.
-_AT_LEAST_ONE = (
-    "workers",
-    "max_body_bytes",
-    "max_headers",
-    "max_header_bytes",
-    "max_sse_event_bytes",
-    "max_response_bytes",
-)
-_ZERO_MEANS = {
-    "outbound_cache_mb": "off",
-    "upstream_keepalive": "no reuse",
-    "max_connections": "from the open-file limit",
-}
-_POSITIVE = ("timeout", "body_timeout", "header_timeout")
-
-
-def _flag(name: str) -> str:
-    return "--" + name.replace("_", "-")
-
 
 @dataclass(frozen=True)
 class ServeSettings:
@@ -189,7 +147,7 @@ class ServeSettings:
     host: str = "127.0.0.1"
     port: int = 8787
     workers: int = 1
-    shutdown_grace: float = DEFAULT_SHUTDOWN_GRACE
+    drain_timeout: float = DEFAULT_SHUTDOWN_GRACE
 
     @classmethod
     def check(
@@ -215,41 +173,13 @@ class ServeSettings:
             problems += [SettingProblem(m, where.get(ROUTE_WHERE + n)) for n, m in unserved]
             if any(not p.warning for p in problems):
                 return None, problems
-        parts = urlsplit(upstream)
-        if upstream == CLAUDE_CODE:
-            for name, message in _claude_code_problems(options):
-                bad(name, message)
-        elif parts.scheme not in ("http", "https") or not parts.netloc:
-            bad("upstream", f"--upstream must be an http(s) URL, got '{upstream}'")
-        elif parts.query or parts.fragment:
-            bad("upstream", f"--upstream takes no query string or fragment, got '{upstream}'")
-        elif "@" in parts.netloc:
-            bad(
-                "upstream",
-                "--upstream takes no user name or password (user:pass@host, deprecated by "
-                "RFC 9110); the client's own credentials headers go upstream as sent",
-            )
-        else:
-            upstream, notice = normalise_upstream(upstream)
-            if notice is not None:
-                problems.append(SettingProblem(notice, where.get("upstream"), warning=True))
-        if not 0 <= options["port"] <= 65535:
-            bad("port", "--port must be from 0 to 65535")
-        for name in _AT_LEAST_ONE:
-            if options[name] < 1:
-                bad(name, f"{_flag(name)} must be at least 1")
-        for name, zero in _ZERO_MEANS.items():
-            if options[name] < 0:
-                bad(name, f"{_flag(name)} must be 0 ({zero}) or more")
-        for name in _POSITIVE:
-            if options[name] <= 0:
-                bad(name, f"{_flag(name)} must be positive")
-        folder = options.get("bindings_dir")
-        if folder and not os.path.isdir(folder):
-            bad("bindings_dir", f"--bindings-dir must be a directory, got '{folder}'")
-        grace = options.get("shutdown_grace", DEFAULT_SHUTDOWN_GRACE)
-        if grace < 0:
-            bad("shutdown_grace", "--shutdown-grace must be 0 (cut at once) or more")
+        upstream, found = kind_of(upstream).problems(upstream, options)
+        for name, message, warning in found:
+            problems.append(SettingProblem(message, where.get(name), warning=warning))
+        for setting in SETTINGS:
+            refused = setting.problem(options.get(setting.name, setting.default))
+            if refused is not None:
+                bad(setting.name, refused)
         for origin in options.get("allow_origin") or ():
             refused = origin_problem(str(origin))
             if refused is not None:
@@ -258,9 +188,9 @@ class ServeSettings:
             refused = host_problem(str(host))
             if refused is not None:
                 bad("allow_host", refused)
-        if options["log_prompts"] and not options["debug_log"]:
+        if options.get("log_prompts") and not options.get("debug_log"):
             bad("log_prompts", "--log-prompts only applies with --debug-log FILE")
-        if options["debug_log"]:
+        if options.get("debug_log"):
             refused = private_file_problem(str(options["debug_log"]))
             if refused is not None:
                 bad("debug_log", f"--debug-log {refused}")
@@ -282,7 +212,7 @@ class ServeSettings:
             )
         if any(not p.warning for p in problems):
             return None, problems
-        fields = {n: options[n] for n in _PROXY_OPTIONS if n in options}
+        fields = {n: options[n] for n in PROXY_FIELDS if n in options}
         config = ProxyConfig(
             upstream=upstream,
             rules=tuple(options["rules"] or ()),
@@ -293,6 +223,7 @@ class ServeSettings:
             allow_hosts=tuple(map(str, options.get("allow_host") or ())),
             **fields,
         )
+        grace = options.get("drain_timeout", DEFAULT_SHUTDOWN_GRACE)
         return cls(config, options["host"], options["port"], options["workers"], grace), problems
 
 
@@ -316,52 +247,6 @@ def _routes_upstream(routes: tuple[RouteSpec, ...]) -> tuple[str, list[tuple[str
     ]  # fmt: skip
     chosen = next((r for r in routes if r.default), routes[0])
     return chosen.upstream or "", missing
-
-
-_PROXY_OPTIONS = (
-    "max_body_bytes",
-    "timeout",
-    "debug_log",
-    "log_prompts",
-    "max_headers",
-    "max_header_bytes",
-    "body_timeout",
-    "max_sse_event_bytes",
-    "outbound_cache_mb",
-    "upstream_keepalive",
-    "header_timeout",
-    "max_connections",
-    "max_response_bytes",
-    "bindings_dir",
-    "claude_path",
-    "max_sessions",
-    "claude_mcp_config",
-    "claude_max_turns",
-    "claude_max_bytes",
-    "claude_max_time",
-)
-"""``serve`` options that are :class:`ProxyConfig` fields under the same name."""
-
-
-def _claude_code_problems(options: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """Why ``--upstream claude-code`` cannot work with these options (option, message): no
-    SDK, no sessions, or an MCP config file that cannot be used."""
-    import importlib.util
-
-    problems = []
-    if importlib.util.find_spec("claude_agent_sdk") is None:
-        problems.append(("upstream", MISSING_SDK))
-    if options.get("max_sessions", 1) < 1:
-        problems.append(("max_sessions", "--max-sessions must be at least 1"))
-    for name in ("claude_max_turns", "claude_max_bytes", "claude_max_time"):
-        if options.get(name, 1) <= 0:
-            problems.append((name, f"{_flag(name)} must be positive"))
-    if options.get("claude_mcp_config"):
-        try:
-            read_mcp_config(options["claude_mcp_config"])
-        except ValueError as exc:
-            problems.append(("claude_mcp_config", f"--claude-mcp-config: {exc}"))
-    return problems
 
 
 def read_mcp_config(path: str) -> dict[str, Any]:

@@ -20,7 +20,7 @@ import logging
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 
@@ -35,13 +35,14 @@ from bridge_rules.proxy.reply import Message, Reply
 from bridge_rules.proxy.stream import EventTooLarge, StreamWatch, relay, too_large
 from bridge_rules.proxy.strict import Unreadable, checked, read_message, refusal, without_bom
 from bridge_rules.proxy.upstream import READ_ERRORS, Upstream, read_fault
-from bridge_rules.transform.report import HEADER as UNMAPPED_HEADER
-from bridge_rules.transform.turn import Turn
 
 REWRITE_DROP = frozenset({b"content-length", b"content-encoding"})
 DEBUG_STREAM_CAP = 1 << 20  # bytes of a streamed body the debug log keeps (--log-prompts)
 SSE = "text/event-stream"
 NO_CONTENT = frozenset({204, 304})  # answers that never have a body (RFC 9110 6.4.1)
+
+if TYPE_CHECKING:
+    from bridge_rules.engine import Turn
 
 log = logging.getLogger("bridge_rules.proxy")
 
@@ -294,7 +295,7 @@ async def _message(
             if ex.debug_log is not None:
                 ex.debug["response_body"] = ex.debug_log.body(rewritten)
     headers = filter_headers(response.raw_headers, REWRITE_DROP)
-    if unmapped:  # inbound.unmapped: warn|error named calls no rule maps back
-        headers.append((UNMAPPED_HEADER.encode(), unmapped.encode("latin-1")))
+    if unmapped and turn is not None:  # inbound.unmapped: warn|error, calls no rule maps back
+        headers.append((turn.report.HEADER.encode(), unmapped.encode("latin-1")))
     refused = turn is not None and turn.report.refusal is not None  # policy.on_denied: error
     await ex.reply.full(403 if refused else response.status, headers, data)

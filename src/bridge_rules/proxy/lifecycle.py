@@ -48,6 +48,8 @@ log = logging.getLogger("bridge_rules.proxy.lifecycle")
 log.setLevel(logging.INFO)
 
 DRAIN_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+WORKER_WATCH = "BRIDGE_RULES_WORKER_WATCH"
+"""``--watch-interval`` passed to ``--workers N`` processes, which each watch for themselves."""
 
 
 def event(name: str, **fields: Any) -> None:
@@ -158,6 +160,12 @@ def worker_app() -> OpsApp:
     """Factory of each ``--workers N`` process: the app of :func:`app_from_env`, which
     reloads its own rules in place on SIGHUP (sent by the supervisor), as one worker does,
     and whose ``/readyz`` turns 503 as soon as SIGTERM starts the drain."""
+    watch = float(os.environ.get(WORKER_WATCH, "0"))
+    watcher = None
+    if watch > 0:  # serve --watch: primed before the rules are read
+        from bridge_rules.proxy.watch import watcher_of
+
+        watcher = watcher_of(ProxyConfig.from_env(), watch).prime()
     app = app_from_env()
     proxy = app.app
     loop = asyncio.get_running_loop()  # uvicorn calls the factory inside its loop
@@ -174,6 +182,8 @@ def worker_app() -> OpsApp:
         task.add_done_callback(tasks.discard)
 
     loop.add_signal_handler(signal.SIGHUP, hangup)
+    if watcher is not None:
+        watcher.start()  # a change is a SIGHUP to this worker
     # uvicorn's handler of SIGTERM/SIGINT is installed before the factory runs: wrap it
     for sig in DRAIN_SIGNALS:
         drain = signal.getsignal(sig)
@@ -256,11 +266,11 @@ def run_many(config: uvicorn.Config, proxy_config: ProxyConfig, rules_hash: str)
     ``uvicorn.run`` does, with the supervisor above."""
 
     def check() -> str:
-        from bridge_rules.ruleset import load_runtime
+        from bridge_rules.engine import load
 
         for route in proxy_config.routes:  # a worker could not start without them
-            load_runtime(list(route.rules or proxy_config.rules) or None)
-        return load_runtime(list(proxy_config.rules) or None).rules.digest
+            load(list(route.rules or proxy_config.rules) or None)
+        return load(list(proxy_config.rules) or None).runtime.rules.digest
 
     sock = config.bind_socket()
     # Listening from here on, before any worker runs: the start line below is true when it

@@ -25,7 +25,7 @@ from bridge_rules import jsonio
 from bridge_rules.proxy.errors import UpstreamAborted
 
 if TYPE_CHECKING:
-    from bridge_rules.transform.report import InboundReport
+    from bridge_rules.engine import InboundReport
 
 ACCESS_LOGGER = "bridge_rules.proxy.access"
 access_logger = logging.getLogger(ACCESS_LOGGER)

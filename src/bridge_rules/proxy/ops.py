@@ -3,7 +3,8 @@
 :func:`with_ops` wraps the proxy's ASGI app in a thin layer that
 
 - answers ``GET /readyz`` (200 when the rules are loaded, which they are once the app exists,
-  and the upstream accepts a TCP connection; 503 with the reason otherwise; the probe is
+  and the upstream is ready, as its kind judges: an HTTP upstream accepts a TCP connection,
+  the Claude Code CLI is found; 503 with the reason otherwise; the probe is
   cached for a few seconds so a busy prober cannot hammer the upstream) and ``GET /metrics``
   (Prometheus text format, from ``prometheus-client``); ``/healthz`` stays the app's own;
 - gives every other request an id, taken from a sane incoming ``x-request-id`` or made
@@ -23,180 +24,53 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import time
 from collections.abc import Callable
 from random import getrandbits
-from typing import Any
-from urllib.parse import urlsplit
+from typing import Any, Protocol, runtime_checkable
 
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram
-from prometheus_client.exposition import generate_latest
-from prometheus_client.multiprocess import MultiProcessCollector
+from prometheus_client import CONTENT_TYPE_LATEST
 
 from bridge_rules.proxy import tracing
-from bridge_rules.proxy.config import MULTIPROC_ENV
+from bridge_rules.proxy.browsers import BrowserRules
 from bridge_rules.proxy.errors import error_body
+from bridge_rules.proxy.httpupstream import reachable
+from bridge_rules.proxy.metrics import Metrics, route_label
 from bridge_rules.proxy.obs import CURRENT_REQUEST, AccessRecord, RequestContext
 
 Message = dict[str, Any]
 READY_CACHE_SECONDS = 5.0
-CONNECT_TIMEOUT = 2.0
 _SANE_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 _JSON = [(b"content-type", b"application/json")]
 
 
-# ------------------------------------------------------------------ metrics
-class Metrics:
-    """The proxy's counters, in a registry of their own (one per app, so tests stay apart)."""
-
-    def __init__(self) -> None:
-        self.registry = CollectorRegistry(auto_describe=True)
-        self.requests = Counter(
-            "bridge_rules_requests",
-            "Requests handled, by route and status class.",
-            ["route", "status"],
-            registry=self.registry,
-        )
-        self.errors = Counter(
-            "bridge_rules_errors",
-            "Requests that ended in a fault, by kind (the access log's 'error').",
-            ["kind"],
-            registry=self.registry,
-        )
-        self.renames = Counter(
-            "bridge_rules_renames",
-            "Tool names renamed on the way out (tools[], history and tool_choice).",
-            registry=self.registry,
-        )
-        self.inbound_renames = Counter(
-            "bridge_rules_inbound_renames",
-            "Tool calls in responses whose name was mapped back to the agent's (JSON and SSE).",
-            registry=self.registry,
-        )
-        self.cached = Counter(
-            "bridge_rules_outbound_cache_messages",
-            "Request messages the outbound cache served (reused) or took in (stored).",
-            ["result"],
-            registry=self.registry,
-        )
-        self.cached_tools = Counter(
-            "bridge_rules_outbound_cache_tools",
-            "Rewritten requests whose tools array came from the outbound cache.",
-            registry=self.registry,
-        )
-        self._reused, self._stored = self.cached.labels("reused"), self.cached.labels("stored")
-        self.gate_closed = Counter(
-            "bridge_rules_gate_closed",
-            "Rewritable requests passed through untouched because the gate was closed.",
-            registry=self.registry,
-        )
-        self.duration = Histogram(
-            "bridge_rules_request_duration_seconds",
-            "Whole request, first byte in to last byte out.",
-            ["route"],
-            registry=self.registry,
-        )
-        self.response_start = Histogram(
-            "bridge_rules_upstream_latency_seconds",
-            "Request received to response headers sent: the upstream's latency plus the rewrite.",
-            ["route"],
-            registry=self.registry,
-        )
-
-        self.unmapped = Counter(
-            "bridge_rules_unmapped_inbound",
-            "Tool calls in responses whose name maps to no registered tool (counted under "
-            "inbound.unmapped: warn or error).",
-            registry=self.registry,
-        )
-        self.routed = Counter(
-            "bridge_rules_route_requests",
-            "Requests a serve --config route took, by route and status class.",
-            ["rules_route", "status"],
-            registry=self.registry,
-        )
-        self.denied = Counter(
-            "bridge_rules_denied_inbound",
-            "Tool calls in responses to tools the policy denies (policy.on_denied).",
-            registry=self.registry,
-        )
-        # Labelled children by label values, made on first use (``labels()`` per request
-        # costs more than the update itself). The label sets are small and bounded.
-        self._requests: dict[tuple[str, int], Counter] = {}
-        self._routed: dict[tuple[str, int], Counter] = {}
-        self._duration: dict[str, Histogram] = {}
-        self._response_start: dict[str, Histogram] = {}
-
-    def timed(self, route: str) -> tuple[Histogram, Histogram]:
-        """The (duration, response start) histograms of ``route``."""
-        duration = self._duration.get(route)
-        if duration is None:
-            duration = self._duration[route] = self.duration.labels(route)
-            self._response_start[route] = self.response_start.labels(route)
-        return duration, self._response_start[route]
-
-    def observe(self, record: AccessRecord) -> None:
-        route = _route(record.path)
-        key = (route, record.status // 100)
-        counter = self._requests.get(key)
-        if counter is None:
-            counter = self._requests[key] = self.requests.labels(route, f"{key[1]}xx")
-        counter.inc()
-        if record.route is not None:
-            routed_key = (record.route, key[1])
-            routed = self._routed.get(routed_key)
-            if routed is None:
-                routed = self._routed[routed_key] = self.routed.labels(record.route, f"{key[1]}xx")
-            routed.inc()
-        if record.error is not None:
-            self.errors.labels(record.error).inc()
-        if record.gate is False:
-            self.gate_closed.inc()
-        if record.renames:
-            self.renames.inc(len(record.renames))
-        if record.cache is not None:
-            reused, stored, tools = record.cache
-            if reused:
-                self._reused.inc(reused)
-            if stored:
-                self._stored.inc(stored)
-            if tools:
-                self.cached_tools.inc()
-        if record.inbound_renamed_calls:
-            self.inbound_renames.inc(record.inbound_renamed_calls)
-        if record.inbound_unmapped_calls:
-            self.unmapped.inc(record.inbound_unmapped_calls)
-        if record.inbound_denied_calls:
-            self.denied.inc(record.inbound_denied_calls)
-
-    def exposition(self) -> bytes:
-        """The text ``/metrics`` answers: this process's metrics, or, when ``serve`` runs
-        several workers (``PROMETHEUS_MULTIPROC_DIR`` set), every worker's, summed."""
-        if os.environ.get(MULTIPROC_ENV):
-            registry = CollectorRegistry()
-            MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
-            return generate_latest(registry)
-        return generate_latest(self.registry)
-
-
-def _route(path: str) -> str:
-    """A bounded label for a path: the rewritten routes by name, everything else 'other'
-    (a ``serve --config`` route's ``/r/<route>`` prefix aside: its name is ``rules_route``)."""
-    if path.startswith("/r/"):
-        path = path[path.find("/", 3) :] if path.find("/", 3) > 0 else path
-    if path in ("/v1/messages", "/v1/messages/count_tokens"):
-        return path
-    return "other"
-
-
 # ------------------------------------------------------------------ the wrapper
+@runtime_checkable
+class Served(Protocol):
+    """What :class:`OpsApp` asks the proxy app (``proxy.app.ProxyApp``) it wraps."""
+
+    browsers: BrowserRules
+    """Web pages' requests refused: ``/readyz`` and ``/metrics`` too."""
+    draining: bool
+    """Set by SIGTERM/SIGINT (``proxy.lifecycle``): ``/readyz`` answers 503 from then on."""
+
+    @property
+    def rules_hash(self) -> str: ...
+
+    @property
+    def routes_status(self) -> dict[str, Any] | None: ...
+
+    async def readiness(self) -> str | None: ...
+
+
 class OpsApp:
     """The proxy app with readiness, metrics and request ids around it."""
 
     def __init__(self, app: Any, upstream: str) -> None:
         self.app = app
+        self.served = app if isinstance(app, Served) else None
+        """The proxy app's own answers for ``/readyz``; None for any other ASGI app."""
         self.upstream = upstream
         self.metrics = Metrics()
         self._ready: tuple[float, str | None] | None = None
@@ -208,8 +82,8 @@ class OpsApp:
             return
         method, path = scope["method"], scope["path"]
         if method in ("GET", "HEAD") and path in ("/readyz", "/metrics"):
-            browsers = getattr(self.app, "browsers", None)  # the proxy's own rules
-            refused = None if browsers is None else browsers.refusal(scope["headers"])
+            served = self.served  # the proxy's own rules for web pages
+            refused = None if served is None else served.browsers.refusal(scope["headers"])
             if refused is not None:
                 await _reply(send, 403, _JSON, error_body(403, refused), head=method == "HEAD")
                 return
@@ -240,7 +114,7 @@ class OpsApp:
         request_id = _request_id(scope)
         token = CURRENT_REQUEST.set(RequestContext(request_id, observe))
         started = time.perf_counter()
-        duration, response_start = self.metrics.timed(_route(scope["path"]))
+        duration, response_start = self.metrics.timed(route_label(scope["path"]))
         header = (b"x-request-id", request_id.encode())
 
         async def send_with_id(message: Message) -> None:
@@ -260,15 +134,16 @@ class OpsApp:
 
     async def _readyz(self, send: Any, head: bool) -> None:
         problem = await self._upstream_problem()
-        ready = problem is None and not getattr(self.app, "draining", False)
-        doc = {
+        draining = self.served is not None and self.served.draining
+        ready = problem is None and not draining
+        doc: dict[str, Any] = {
             # SIGTERM: 503 at once, so the balancer stops sending before the drain ends
             "status": "ready" if ready else "not ready" if problem else "draining",
             "rules": "loaded",
-            "rules_hash": getattr(self.app, "rules_hash", None),  # changes on a reload
+            "rules_hash": None if self.served is None else self.served.rules_hash,
             "upstream": "reachable" if problem is None else f"unreachable: {problem}",
         }
-        routes = getattr(self.app, "routes_status", None)
+        routes = None if self.served is None else self.served.routes_status
         if routes is not None:  # each route's rules, and a reload that kept the old ones
             doc["routes"] = routes
         await _reply(send, 200 if ready else 503, _JSON, json.dumps(doc).encode(), head)
@@ -281,22 +156,11 @@ class OpsApp:
             return self._ready[1]
 
     async def _probe(self) -> str | None:
-        """Why a TCP connection to the upstream fails (within CONNECT_TIMEOUT), or None;
-        for the Claude Code upstream, why its CLI cannot be started."""
-        cli = getattr(self.app, "cli", None)
-        if cli is not None:
-            return cli.problem()  # type: ignore[no-any-return]
-        parts = urlsplit(self.upstream)
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-        problem: str | None = None
-        try:
-            _, writer = await asyncio.wait_for(
-                asyncio.open_connection(parts.hostname, port), CONNECT_TIMEOUT
-            )
-            writer.close()
-        except (OSError, asyncio.TimeoutError) as exc:
-            problem = str(exc) or type(exc).__name__
-        return problem
+        """Why the upstream cannot answer (its kind says: a TCP connection, the Claude Code
+        CLI), or None; for an app that is not the proxy's, a TCP connection to ``upstream``."""
+        if self.served is not None:
+            return await self.served.readiness()
+        return await reachable(self.upstream)
 
 
 def with_ops(app: Any, upstream: str) -> OpsApp:

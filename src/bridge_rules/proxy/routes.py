@@ -16,10 +16,10 @@ besides the route's own (docs/policy.md). The switches travel with the request i
 :class:`~bridge_rules.transform.turn.Turn` (``Engine.turn(body, policy=...)``), never into
 a worker's state, and can only take tools away.
 
-The upstream of a route is what the forwarding step is handed, made by
-:func:`make_upstream`: an HTTP endpoint (an :class:`~bridge_rules.proxy.upstream.Upstream`),
-or ``claude-code``, whose Messages requests the Claude Code CLI answers
-(docs/claude-code-upstream.md), with ``serve``'s ``claude-*`` settings.
+The upstream of a route is an instance of the kind its ``upstream:`` names
+(:mod:`bridge_rules.proxy.kinds`: an http(s) URL, or ``claude-code``, whose Messages
+requests the Claude Code CLI answers with ``serve``'s ``claude-*`` settings), opened by
+:func:`route_upstream`.
 """
 
 from __future__ import annotations
@@ -32,20 +32,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bridge_rules import jsonio
-from bridge_rules.compiler import retargeted
 from bridge_rules.diagnostics import RulesError
-from bridge_rules.engine import Engine
-from bridge_rules.policy import PolicyError, parse_switches
+from bridge_rules.engine import Engine, PolicyError, parse_switches
 from bridge_rules.proxy import paths
-from bridge_rules.proxy.claude_code import claude_code_upstream
-from bridge_rules.proxy.config import ProxyConfig, normalise_upstream
+from bridge_rules.proxy.config import ProxyConfig
 from bridge_rules.proxy.errors import ProxyError
 from bridge_rules.proxy.forward import Exchange
-from bridge_rules.proxy.routespec import CLAUDE_CODE, RouteSpec
-from bridge_rules.proxy.upstream import Upstream
+from bridge_rules.proxy.httpupstream import HttpUpstream
+from bridge_rules.proxy.kinds import Upstream, kind_of
+from bridge_rules.proxy.routespec import RouteSpec
 
 if TYPE_CHECKING:
-    from bridge_rules.proxy.claude_code.upstream import ClaudeCodeUpstream
+    from bridge_rules.proxy.upstream import Upstream as Pool
 
 POLICY_HEADER = "x-bridge-rules-policy"
 ROUTE_HEADER = "x-bridge-rules-route"
@@ -85,18 +83,23 @@ Size = Callable[[Engine, ProxyConfig], None]
 """The message cache sized as configured: ``proxy.app.size_cache``."""
 
 
-def make_upstream(
-    config: ProxyConfig, spec: RouteSpec
-) -> tuple[Upstream, ClaudeCodeUpstream | None]:
-    """What the forwarding step sends a route's requests to: the HTTP upstream, and for
-    ``claude-code`` the CLI that answers its Messages requests (``ImportError`` without
-    the SDK, ``ValueError`` for an unusable MCP config: ``serve`` reports either)."""
+def route_upstream(config: ProxyConfig, spec: RouteSpec) -> Upstream:
+    """What a route's requests are sent to, opened by the kind its ``upstream:`` (else
+    ``serve``'s) names (``ImportError`` without a kind's package, ``ValueError`` for an
+    unusable setting of it: ``serve`` reports either)."""
     url = config.upstream if spec.upstream is None else spec.upstream
-    if url != CLAUDE_CODE:
-        url = normalise_upstream(url)[0]
-    own = replace(config, upstream=url)
-    cli = claude_code_upstream(own) if url == CLAUDE_CODE else None
-    return Upstream(own), cli
+    kind = kind_of(url)
+    return kind.open(replace(config, upstream=kind.served(url)))
+
+
+def make_upstream(config: ProxyConfig, spec: RouteSpec) -> tuple[Pool, Upstream | None]:
+    """The route's upstream in the shape routes had before upstream kinds: its HTTP pool,
+    and the upstream itself when it answers some requests other than by forwarding."""
+    upstream = route_upstream(config, spec)
+    if isinstance(upstream, HttpUpstream):
+        return upstream.pool, None
+    pool: Pool = upstream.pool  # type: ignore[attr-defined]  # claude-code's
+    return pool, upstream
 
 
 def route_engine(config: ProxyConfig, spec: RouteSpec, build: Build, size: Size) -> Engine:
@@ -105,12 +108,10 @@ def route_engine(config: ProxyConfig, spec: RouteSpec, build: Build, size: Size)
     engine = build(replace(config, rules=spec.rules or config.rules))
     if config.bindings_dir:
         engine = engine.with_bindings(Path(config.bindings_dir))
-    runtime = engine.runtime
     if spec.target is not None:
-        runtime = retargeted(runtime, spec.target)
+        engine = engine.retargeted(spec.target)
     if spec.policy:
-        runtime = runtime.narrowed(spec.policy)
-    engine = Engine(runtime, engine.diagnostics, env=engine.env)
+        engine = engine.narrowed(spec.policy)
     size(engine, config)
     return engine
 
@@ -122,8 +123,6 @@ class Route:
     spec: RouteSpec
     engine: Engine
     upstream: Upstream
-    cli: ClaudeCodeUpstream | None = None
-    """The Claude Code CLI, for a ``claude-code`` route's Messages requests."""
     reload_error: str | None = None
     """Why the last reload kept the old rules (``/readyz``); None when it did not fail."""
     model_re: re.Pattern[str] | None = field(default=None)
@@ -175,10 +174,8 @@ class Router:
             model_re = None
             if spec.model is not None:
                 model_re = re.compile(fnmatch.translate(spec.model))
-            upstream, cli = make_upstream(config, spec)
-            self.routes[spec.name] = Route(
-                spec, self._engine(spec), upstream, cli, model_re=model_re
-            )
+            upstream = route_upstream(config, spec)
+            self.routes[spec.name] = Route(spec, self._engine(spec), upstream, model_re=model_re)
         self.default = next((r for r in self.routes.values() if r.spec.default), None)
         self.by_model = [r for r in self.routes.values() if r.model_re is not None]
 
@@ -214,7 +211,7 @@ class Router:
             raise NoRoute("no route matches the request and none is the default")
         return self.default
 
-    def pick(self, ex: Exchange) -> tuple[Engine, Upstream, ClaudeCodeUpstream | None]:
+    def pick(self, ex: Exchange) -> tuple[Engine, Upstream]:
         """The engine and upstream of ``ex``'s route, its ``/r/<route>`` prefix taken off
         the path, its name on the access record; a 404 listing the routes when none."""
         scope = ex.scope
@@ -229,7 +226,7 @@ class Router:
         except NoRoute as exc:
             raise ProxyError(404, f"{exc}; the routes are {self.listing()}") from None
         ex.reply.record.route = route.spec.name
-        return route.engine, route.upstream, route.cli
+        return route.engine, route.upstream
 
     def listing(self) -> str:
         return ", ".join(f"{PREFIX}{name}/" for name in self.routes)
@@ -263,5 +260,3 @@ class Router:
     async def aclose(self) -> None:
         for route in self.routes.values():
             await route.upstream.aclose()
-            if route.cli is not None:
-                await route.cli.aclose()

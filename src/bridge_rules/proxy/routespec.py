@@ -11,16 +11,20 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+
+from bridge_rules.diagnostics import did_you_mean
+from bridge_rules.proxy.kinds import route_problem
+from bridge_rules.proxy.settings import ROUTE_SETTINGS
 
 if TYPE_CHECKING:
     from bridge_rules.source import SourceMap
 
-CLAUDE_CODE = "claude-code"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 ROUTE_WHERE = "route:"
 """``where`` key prefix for a route's place in ``--config FILE`` (``route:<name>``)."""
-_KEYS = ("name", "rules", "upstream", "target", "policy", "model", "default")
+_KEYS = ("name", *ROUTE_SETTINGS, "target", "policy", "model", "default")
+"""A route's keys: its name, the serve settings a route may set for itself (declared in
+proxy/settings.py), and the keys only a route has."""
 
 
 @dataclass(frozen=True)
@@ -31,7 +35,8 @@ class RouteSpec:
     rules: tuple[str, ...] = ()
     """Rule files (empty: ``serve``'s own ``rules``)."""
     upstream: str | None = None
-    """An http(s) URL, or ``claude-code``; None: ``serve``'s ``upstream``."""
+    """What a registered upstream kind claims (an http(s) URL, ``claude-code``,
+    :mod:`bridge_rules.proxy.kinds`); None: ``serve``'s ``upstream``."""
     target: str | None = None
     """A schema target replacing the rules' ``schemas.target`` (docs/schemas.md)."""
     policy: tuple[str, ...] = ()
@@ -55,32 +60,31 @@ def _strings(value: Any) -> tuple[str, ...] | None:
     return None
 
 
-def _check_upstream(url: str) -> str | None:
-    if url == CLAUDE_CODE:
-        return None
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        return f"upstream must be an http(s) URL or {CLAUDE_CODE}, got '{url}'"
-    if parts.query or parts.fragment or "@" in parts.netloc:
-        return f"upstream takes no query string, fragment or user name, got '{url}'"
-    return None
-
-
 def _targets() -> tuple[str, ...]:
     """The schema targets (imported only when a route names one: it brings the models)."""
-    from bridge_rules.schemas.targets import TARGETS
+    from bridge_rules.engine import SCHEMA_TARGETS
 
-    return TARGETS
+    return SCHEMA_TARGETS
 
 
-def _one(raw: Any, at: str) -> tuple[RouteSpec | None, list[tuple[str, str]]]:
+def _one(
+    raw: Any, smap: SourceMap, path: tuple[Any, ...]
+) -> tuple[RouteSpec | None, list[tuple[str, str]]]:
+    """One route, or None, and (message, where) for every problem in it: each unknown key
+    at its own line with a did-you-mean, each message naming the route when it has a name."""
+    at = f"--config {smap.value_span(path)}"
     if not isinstance(raw, dict):
         return None, [("each route must be a mapping (name: ..., rules: ...)", at)]
     problems: list[tuple[str, str]] = []
-    unknown = [k for k in raw if k not in _KEYS]
-    if unknown:
-        known = ", ".join(_KEYS)
-        problems.append((f"unknown route key '{unknown[0]}' (known: {known})", at))
+    label = f"route '{raw['name']}': " if isinstance(raw.get("name"), str) else ""
+
+    def place(key: str) -> str:
+        return f"--config {smap.value_span((*path, key))}"
+
+    for key in (k for k in raw if k not in _KEYS):
+        hint = did_you_mean(str(key), _KEYS) or f"known: {', '.join(_KEYS)}"
+        where = f"--config {smap.key_span((*path, key))}"
+        problems.append((f"{label}unknown route key '{key}'; {hint}", where))
     name = raw.get("name")
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         problems.append(("a route needs a name of letters, digits, '_', '.' or '-'", at))
@@ -89,25 +93,29 @@ def _one(raw: Any, at: str) -> tuple[RouteSpec | None, list[tuple[str, str]]]:
         if key in raw:
             got = _strings(raw[key])
             if got is None:
-                problems.append((f"route key '{key}' takes a name or a list of names", at))
+                problems.append(
+                    (label + f"route key '{key}' takes a name or a list of names", place(key))
+                )
             values[key] = got or ()
     for key in ("upstream", "target", "model"):
         if key in raw:
             if not isinstance(raw[key], str):
-                problems.append((f"route key '{key}' takes one string", at))
+                problems.append((label + f"route key '{key}' takes one string", place(key)))
             else:
                 values[key] = raw[key]
     if "upstream" in values:
-        bad = _check_upstream(values["upstream"])
+        bad = route_problem(values["upstream"])
         if bad is not None:
-            problems.append((bad, at))
+            problems.append((label + bad, place("upstream")))
     target = values.get("target")
     if target is not None and target != "none" and target not in _targets():
         known = ", ".join((*_targets(), "none"))
-        problems.append((f"unknown schema target '{target}' (known: {known})", at))
+        problems.append(
+            (label + f"unknown schema target '{target}' (known: {known})", place("target"))
+        )
     if "default" in raw:
         if not isinstance(raw["default"], bool):
-            problems.append(("route key 'default' takes true or false", at))
+            problems.append((label + "route key 'default' takes true or false", place("default")))
         values["default"] = raw["default"] is True
     if problems:
         return None, problems
@@ -124,7 +132,7 @@ def parse_routes(
     problems: list[tuple[str, str]] = []
     for index, raw in enumerate(value):
         at = f"--config {smap.value_span((key, index))}"
-        route, found = _one(raw, at)
+        route, found = _one(raw, smap, (key, index))
         problems += found
         if route is None:
             continue

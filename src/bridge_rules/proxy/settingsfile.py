@@ -11,6 +11,7 @@ from typing import Any
 
 from bridge_rules.proxy.config import Problem, SettingProblem
 from bridge_rules.proxy.routespec import RouteSpec, parse_routes, route_places
+from bridge_rules.proxy.settings import ALIASES, BY_NAME, SETTINGS, file_value
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,10 @@ class SettingsFile:
     problems: tuple[Problem, ...] = ()
     routes: tuple[RouteSpec, ...] = ()
     """``routes:``, which only a file can set (docs/proxy.md#routes)."""
+    read: bool = True
+    """False when the file could not be read as a mapping at all: its problems are then the
+    only ones worth reporting. Otherwise ``serve`` reports them with every problem of the
+    values it ends up with, all in one run."""
 
 
 # Two of the YAML reader's whole-file problems are worded for rule files: a settings file
@@ -33,10 +38,13 @@ _WHOLE_FILE = {
 }
 
 
-def read_settings(path: str, options: Mapping[str, bool]) -> SettingsFile:
+def read_settings(path: str, options: Mapping[str, bool] | None = None) -> SettingsFile:
     """The option values ``path`` sets, read with the rule files' safe, size-limited YAML
-    reader. ``options`` maps each option's parameter name to whether it repeats; a key may
-    be written ``max-body-bytes`` or ``max_body_bytes``."""
+    reader. ``options`` maps each option's parameter name to whether it repeats (default:
+    the declared settings, proxy/settings.py); a key may be written ``max-body-bytes`` or
+    ``max_body_bytes``. A declared setting's value must have its type."""
+    if options is None:
+        options = {s.name: s.repeat for s in SETTINGS}
     from pathlib import Path
 
     from bridge_rules.diagnostics import Severity, did_you_mean
@@ -44,15 +52,16 @@ def read_settings(path: str, options: Mapping[str, bool]) -> SettingsFile:
 
     whole = f"--config {path}"
     if not os.path.exists(path):
-        return SettingsFile(problems=(SettingProblem("no such file", whole),))
+        return SettingsFile(problems=(SettingProblem("no such file", whole),), read=False)
     doc, diags = read_file(Path(path))
     if doc is None:
         errors = [d for d in diags if d.severity is Severity.ERROR]
         own = [_WHOLE_FILE[d.code] for d in errors if d.code in _WHOLE_FILE]
         if own:
             message = own[0]
-            return SettingsFile(problems=(SettingProblem(message, whole),) if message else ())
-        return SettingsFile(problems=tuple(errors))
+            said = (SettingProblem(message, whole),) if message else ()
+            return SettingsFile(problems=said, read=not message)
+        return SettingsFile(problems=tuple(errors), read=False)
     known = sorted(name.replace("_", "-") for name in options)
     values: dict[str, Any] = {}
     where: dict[str, str] = {}
@@ -60,6 +69,7 @@ def read_settings(path: str, options: Mapping[str, bool]) -> SettingsFile:
     routes: tuple[RouteSpec, ...] = ()
     for key, setting in doc.data.items():
         name = str(key).replace("-", "_")
+        name = ALIASES.get(name, name)
         if name == "routes":
             routes, found = parse_routes(setting, doc.source_map, key)
             problems += [SettingProblem(message, at) for message, at in found]
@@ -71,23 +81,26 @@ def read_settings(path: str, options: Mapping[str, bool]) -> SettingsFile:
             problems.append(SettingProblem(f"unknown option '{key}'; {hint}", at))
             continue
         at = f"--config {doc.source_map.value_span((key,))}"
-        value = _value(setting, options[name])
-        if value is None:
-            shape = "a list of values" if options[name] else "one value"
-            kind = type(setting).__name__
-            problems.append(SettingProblem(f"'{key}' takes {shape}, got {kind}", at))
+        declared = BY_NAME.get(name)
+        if declared is not None:
+            value, wrong = file_value(declared, setting, str(key))
+        else:
+            value, wrong = _value(setting, options[name], str(key))
+        if wrong is not None:
+            problems.append(SettingProblem(wrong, at))
             continue
         values[name], where[name] = value, at
     return SettingsFile(values, where, tuple(problems), routes)
 
 
-def _value(setting: Any, multiple: bool) -> Any:
+def _value(setting: Any, multiple: bool, key: str) -> tuple[Any, str | None]:
     """A value from the file as the option takes it: a scalar, or for a repeatable option
     (``rules``) a scalar or a list of them; ``None`` for any other shape, so it is refused
     here and never becomes a TypeError later."""
     scalar = (str, int, float, bool)
     if isinstance(setting, scalar):
-        return [setting] if multiple else setting
+        return ([setting] if multiple else setting), None
     if multiple and isinstance(setting, list) and all(isinstance(v, scalar) for v in setting):
-        return setting
-    return None
+        return setting, None
+    shape = "a list of values" if multiple else "one value"
+    return None, f"'{key}' takes {shape}, got {type(setting).__name__}"

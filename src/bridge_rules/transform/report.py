@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 HEADER = "x-bridge-rules-unmapped"
 _HEADER_UNSAFE = re.compile(r"[^A-Za-z0-9_.:/-]")
@@ -30,6 +31,8 @@ class Unmapped:
 class InboundReport:
     """Filled while one response is rewritten; the caller reads it afterwards."""
 
+    HEADER: ClassVar[str] = HEADER
+    """The response header :meth:`header_value` goes under."""
     unmapped: list[Unmapped] = field(default_factory=list)
     renamed: dict[str, str] = field(default_factory=dict)
     """Names mapped back (wire -> local), first seen first."""

@@ -36,6 +36,7 @@ def claude_code_upstream(config: ProxyConfig) -> ClaudeCodeUpstream:
     try:
         from bridge_rules.proxy.claude_code.session import Bounds, Policy
         from bridge_rules.proxy.claude_code.upstream import ClaudeCodeUpstream, CliSettings
+        from bridge_rules.proxy.upstream import Upstream as Pool
     except ImportError as exc:
         raise ImportError(MISSING_SDK) from exc
     path = config.claude_path or bundled_claude() or "claude"
@@ -43,5 +44,5 @@ def claude_code_upstream(config: ProxyConfig) -> ClaudeCodeUpstream:
     policy = Policy(config.claude_allow, servers)
     bounds = Bounds(config.claude_max_turns, config.claude_max_bytes, config.claude_max_time)
     return ClaudeCodeUpstream(
-        CliSettings(path, config.max_sessions, config.timeout, policy, bounds)
+        CliSettings(path, config.max_sessions, config.timeout, policy, bounds), Pool(config)
     )

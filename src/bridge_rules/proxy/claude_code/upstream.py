@@ -15,16 +15,18 @@ import logging
 import os
 import shutil
 import time
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Coroutine
 from dataclasses import dataclass, field
+from typing import Any
 
 from bridge_rules import jsonio
 from bridge_rules.proxy.claude_code.events import Event, assemble, sse
 from bridge_rules.proxy.claude_code.plan import PlanError, plan
 from bridge_rules.proxy.claude_code.session import Bounds, CliFailed, Policy, Session
 from bridge_rules.proxy.errors import ProxyError, error_body, sse_error_event
-from bridge_rules.proxy.forward import Exchange
+from bridge_rules.proxy.forward import Exchange, forward
 from bridge_rules.proxy.reply import JSON
+from bridge_rules.proxy.upstream import Upstream as Pool
 
 log = logging.getLogger("bridge_rules.proxy.claude_code")
 SSE_HEADERS = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
@@ -52,8 +54,13 @@ async def _timed(events: AsyncIterator[Event], ex: Exchange) -> AsyncIterator[Ev
 
 
 class ClaudeCodeUpstream:
-    def __init__(self, settings: CliSettings) -> None:
+    """The ``claude-code`` kind's upstream (:class:`~bridge_rules.proxy.kinds.Upstream`):
+    the CLI answers the Messages requests the rules rewrote; any other request goes
+    through ``pool`` as ``serve`` forwards it."""
+
+    def __init__(self, settings: CliSettings, pool: Pool | None = None) -> None:
         self.settings = settings
+        self.pool = pool
         self.active = 0
         self._closing: set[asyncio.Task[None]] = set()
 
@@ -67,8 +74,22 @@ class ClaudeCodeUpstream:
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
 
+    def prepare(self) -> None:
+        if self.pool is not None:
+            self.pool.session()
+
+    def send(self, ex: Exchange, rewritten: bool) -> Coroutine[Any, Any, None]:
+        if rewritten or self.pool is None:
+            return self.answer(ex)
+        return forward(self.pool, ex)
+
+    async def readiness(self) -> str | None:
+        return self.problem()
+
     async def aclose(self) -> None:
         """Wait for the sessions still being cleaned up (the server is stopping)."""
+        if self.pool is not None:
+            await self.pool.aclose()
         if self._closing:
             await asyncio.wait(set(self._closing), timeout=5)
 
