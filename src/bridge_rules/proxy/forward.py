@@ -1,9 +1,8 @@
 """One request to the upstream and its answer back to the client.
 
-Three ways back: untouched (gate closed, errors, other paths, count_tokens),
-a rewritten SSE stream sent event by event as the rewriter yields it, or a
-rewritten JSON message with a recomputed ``content-length`` (the upstream's own
-bytes, decoded, when the rewrite changed nothing in it).
+Three ways back: untouched (gate closed, errors, other paths, count_tokens), a rewritten
+SSE stream sent event by event as the rewriter yields it, or a rewritten JSON message with
+a recomputed ``content-length`` (the upstream's own bytes when nothing in it changed).
 
 An answer is rewritten only when it can be read: a status HTTP defines (else 502), every
 content coding undone by ``proxy.coding`` (else it goes back untouched, its
