@@ -234,6 +234,8 @@ def main(argv: list[str] | None = None) -> int:
             for density in ("dense", "sparse"):
                 conversation = pi_conversation(size, density=density)
                 oc.replay(density, conversation, 2 if args.quick else 5, write)
+            write("a 60-turn pi conversation, each turn the previous + 2 messages (issue 36)\n")
+            oc.replay_turns(pi_conversation(size), 60, 3 if args.quick else 10, write)
     if "inbound" in sections:
         inbound(engine, scale, write)
     return 0

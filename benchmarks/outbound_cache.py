@@ -7,6 +7,7 @@ measured in the same run with the collector on (the floor a plain proxy pays).
 from __future__ import annotations
 
 import gc
+import itertools
 import time
 from collections.abc import Callable, Iterator
 from functools import partial
@@ -155,3 +156,35 @@ def gc_effect(label: str, raw: bytes, repeat: int, write: Write) -> None:
         f"paused {best[2] / base:5.2f}x  frozen+paused {frozen / base:5.2f}x  "
         f"(the floor itself, frozen: {frozen_floor / base:.2f}x)\n"
     )
+
+
+TURNS_TARGET = 1.0
+"""Issue 36: a 60-turn pi conversation replayed through the message cache, at most the floor."""
+
+
+def replay_turns(payload: dict[str, Any], turns: int, rounds: int, write: Write) -> float:
+    """The first ``turns`` requests of a conversation, each through a fresh engine's cache
+    (``Engine.outbound_bytes``) and through ``Engine.outbound`` (parse, rewrite, serialise);
+    summed best times per request against the summed orjson floor. Returns the cache's ratio."""
+    bodies = list(itertools.islice(pi_turns(payload), turns))
+    best = [[float("inf")] * len(bodies) for _ in range(3)]
+    for _ in range(rounds):
+        engine = load()
+        for i, raw in enumerate(bodies):
+            runs = (
+                partial(_floor, raw),
+                partial(engine.outbound_bytes, raw, env={}),
+                partial(_plain, engine, raw),
+            )
+            for k in range(len(runs)):
+                which = (i + k) % len(runs)
+                best[which][i] = min(best[which][i], _timed(runs[which]))
+    floor, cached, plain = (sum(column) for column in best)
+    ratio = cached / floor
+    verdict = "ok" if ratio <= TURNS_TARGET else "MISSED"
+    write(
+        f"  {len(bodies)} turns, last {len(bodies[-1]) / 1e3:.0f} KB: floor {floor * 1e3:.1f}ms  "
+        f"Engine.outbound_bytes {ratio:.2f}x <= {TURNS_TARGET}x {verdict:<6} "
+        f"(Engine.outbound: {plain / floor:.2f}x)\n"
+    )
+    return ratio

@@ -91,3 +91,21 @@ def test_routing_is_judged_on_cpu_per_request_against_one_route() -> None:
         rounds.append(r)
     row = _rows(rounds)["routes + policy CPU/request <= 1.05x one route (small JSON, c50)"]
     assert row == ("1.04x [1.02x-1.10x]", "met")
+
+
+def test_issue_36_cpu_rows_judge_each_workload_against_its_own_bound() -> None:
+    """Small SSE at most 1.5x, 1 MB bodies at most 1.2x: the same 1.3x ratio meets one and
+    misses the other, and a report without a workload has no row for it."""
+    rounds = [_round(800, 1000, 1.0, serve_cpu=0.26), _round(800, 1000, 1.0, serve_cpu=0.26)]
+    for r in rounds:
+        r["1 MB JSON"] = r["small JSON"]
+    rows = _rows(rounds)
+    assert rows["server CPU <= 1.5x bare forwarder's (small SSE, c50)"] == (
+        "1.30x [1.30x-1.30x]",
+        "met",
+    )
+    assert rows["server CPU <= 1.2x bare forwarder's (1 MB JSON, c50)"] == (
+        "1.30x [1.30x-1.30x]",
+        "MISSED",
+    )
+    assert not any("1 MB JSON" in label for label in _rows([_round(800, 1000, 1.0)]))

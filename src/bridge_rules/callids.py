@@ -29,7 +29,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 
 MARK = "_bri"
 _HASH_CHARS = 16  # 80 bits of base32
@@ -47,9 +49,39 @@ class IdRule:
     """Where the rule is documented or observed, for ``explain`` and the docs."""
 
     def valid(self, value: str) -> bool:
-        if not value or _BAD.search(value) is not None:
-            return False
-        return self.max_len is None or len(value) <= self.max_len
+        return self.matcher()(value) is not None
+
+    def matcher(self) -> Callable[[str], object]:
+        """One C call that is not None exactly for a valid id: the history walk checks every
+        ``tool_use`` id and ``tool_result`` ``tool_use_id`` with it (issue 36)."""
+        return _matcher(self.max_len)
+
+    def seen(self) -> set[str]:
+        """Ids this process already found valid under this rule (at most ``SEEN_CAP``, then
+        forgotten): a history sends the same ids every turn, and a set lookup costs a
+        tenth of the match. Only valid ids go in, so membership answers ``valid``."""
+        return _seen(self.max_len)
+
+    def remember(self, value: str) -> None:
+        seen = _seen(self.max_len)
+        if len(seen) >= SEEN_CAP:
+            seen.clear()
+        seen.add(value)
+
+
+SEEN_CAP = 1 << 16
+"""Valid ids remembered per rule before the memory starts again (``IdRule.seen``)."""
+
+
+@cache
+def _seen(max_len: int | None) -> set[str]:
+    return set()
+
+
+@cache
+def _matcher(max_len: int | None) -> Callable[[str], object]:
+    count = "+" if max_len is None else f"{{1,{max_len}}}"
+    return re.compile(f"[A-Za-z0-9_-]{count}").fullmatch
 
 
 RULES: dict[str, IdRule] = {

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from bridge_rules.bindings.adapter import Adapter
+from bridge_rules.bindings.adapter import Adapter, history_converter
 from bridge_rules.bindings.describe import Description, plan_description
 from bridge_rules.bindings.output import OutputPlan
 from bridge_rules.calljudge import CallJudge
@@ -174,7 +174,7 @@ class Runtime:
         plan = self.history.get(local)
         if plan is None:
             adapter = self.adapters.get(local)  # a binding's local name in another case
-            convert = adapter.to_wire if adapter is not None and adapter.history else None
+            convert = history_converter(adapter)
             plan = (self.resolver.outbound(local).wire, convert)
         return plan
 

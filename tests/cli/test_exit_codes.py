@@ -30,6 +30,9 @@ ARGV = {
     ("pin", "show"): ["a@1"],
     ("pin", "diff"): ["a@1", "a@2"],
     ("pin", "check"): ["a.json"],
+    ("keys", "new"): ["team-a"],
+    ("keys", "list"): [],
+    ("keys", "revoke"): ["team-a"],
 }
 
 

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bridge_rules import jsonio
+from bridge_rules import jsonio, jsonslow
 
 # JSON values orjson can hold exactly (64-bit integers, finite floats, valid strings).
 scalars = (
@@ -185,13 +185,13 @@ def test_a_big_integer_is_read_by_the_c_parser_not_value_by_value() -> None:
 def test_only_the_path_to_a_big_integer_is_written_value_by_value() -> None:
     value = {"messages": [{"n": i, "t": "x"} for i in range(1000)], "tail": [[[2**70]]]}
     written = []
-    scalar = jsonio._scalar
+    scalar = jsonslow._scalar
 
     def counted(item: Any) -> bytes:
         written.append(item)
         return scalar(item)
 
-    with mock.patch.object(jsonio, "_scalar", counted):
+    with mock.patch.object(jsonslow, "_scalar", counted):
         data = jsonio.dumps(value)
     assert data == orjson.dumps({**value, "tail": [[[0]]]}).replace(
         b"[[[0]]]", b"[[[1180591620717411303424]]]"

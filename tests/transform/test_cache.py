@@ -275,11 +275,11 @@ def test_every_truncation_and_splice_of_a_cached_body() -> None:
 
 
 def test_a_body_holding_the_cut_marker_is_handled_plainly() -> None:
-    from bridge_rules.transform import cached
+    from bridge_rules.transform import splice
 
     engine = fresh()
     same_as_plain(engine, with_messages(BASE, CONVERSATION))
-    body = with_messages({**BASE, "system": cached._MARK}, CONVERSATION)
+    body = with_messages({**BASE, "system": splice._MARK}, CONVERSATION)
     same_as_plain(engine, body)
 
 

@@ -8,11 +8,13 @@ get the same id, valid ids are never touched, and the agent's own history is not
 from __future__ import annotations
 
 import re
+import subprocess
 from typing import Any
 
 import orjson
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.budget import examples
 
 import bridge_rules
 from bridge_rules.callids import RULES, id_rule, wire_id
@@ -116,3 +118,34 @@ def test_sealed_ids_are_opened_before_the_id_is_made_valid() -> None:
     use, result = sent["messages"][1]["content"][0], sent["messages"][2]["content"][0]
     assert use["id"] == result["tool_use_id"] == wire_id("functions.bash:7")
     assert result["content"] == "one\n"
+
+
+def _grep_valid(values: list[str], max_len: int | None) -> list[bool]:
+    """GNU grep's verdict (C locale, whole lines) on each id: the reference the walk's one
+    compiled ``fullmatch`` is checked against. An id holding a line end is never valid."""
+    count = "+" if max_len is None else f"{{1,{max_len}}}"
+    lines = [v for v in values if "\n" not in v and "\r" not in v]
+    data = b"\n".join(v.encode("utf-8", "surrogatepass") for v in lines) + b"\n"
+    done = subprocess.run(
+        ["/usr/bin/grep", "-naxE", f"[A-Za-z0-9_-]{count}"],
+        input=data,
+        capture_output=True,
+        env={"LC_ALL": "C"},
+        check=False,
+    )
+    assert done.returncode in (0, 1), done.stderr
+    hits = {int(line.split(b":", 1)[0]) - 1 for line in done.stdout.splitlines()}
+    verdict = {v: i in hits for i, v in enumerate(lines)}
+    return [verdict.get(v, False) for v in values]
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(st.lists(st.one_of(ids, any_text), min_size=1, max_size=40), st.sampled_from(sorted(RULES)))
+def test_the_walks_id_check_is_grep_s(values: list[str], target: str) -> None:
+    """The history walk checks every id with ``IdRule.matcher()`` (issue 36's cost): it says
+    valid exactly where GNU grep's whole-line match does, and where ``valid`` does."""
+    rule = id_rule(target)
+    accepts = rule.matcher()
+    ours = [accepts(v) is not None for v in values]
+    assert ours == _grep_valid(values, rule.max_len)
+    assert ours == [rule.valid(v) for v in values]

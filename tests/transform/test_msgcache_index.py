@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any, SupportsIndex
 
-from bridge_rules.msgcache import _OVERHEAD, _PREFIX, _SIBLINGS, Draft, MessageCache
+from bridge_rules.msgcache import Draft, MessageCache
+from bridge_rules.msgcache.runs import _OVERHEAD, _PREFIX, _SIBLINGS
 
 CONTEXT = ("typed", "codec")
 

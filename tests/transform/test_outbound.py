@@ -256,7 +256,7 @@ def test_schema_goes_through_the_binding_seam(eng: Engine, monkeypatch: pytest.M
             return None, Conversion(original=schema, schema=wire)
         return real(rt, name, schema)
 
-    monkeypatch.setattr("bridge_rules.transform.outbound.wire_conversion", wire_conversion)
+    monkeypatch.setattr("bridge_rules.transform.outbound_tools.wire_conversion", wire_conversion)
     out = eng.outbound(request(tools=[tool("read"), tool("ls")]), env=OPEN_ENV).payload
     assert seen == ["read", "ls"]
     assert out["tools"][0]["input_schema"]["properties"] == {"file_path": {"type": "string"}}

@@ -174,13 +174,13 @@ def test_a_nested_array_exactly_where_the_tools_stood_is_not_taken_for_them() ->
 
 
 def test_a_body_holding_the_tools_marker_is_handled_plainly() -> None:
-    from bridge_rules.transform import cached
+    from bridge_rules.transform import splice
 
     engine = default_engine()
     same_as_plain(engine, body_of(SMALL))
-    body = body_of({**SMALL, "system": cached._TOOLS_MARK})
+    body = body_of({**SMALL, "system": splice._TOOLS_MARK})
     assert same_as_plain(engine, body).tools_reused
-    odd = orjson.dumps({**SMALL, "tools": cached._TOOLS_MARK, "messages": []})
+    odd = orjson.dumps({**SMALL, "tools": splice._TOOLS_MARK, "messages": []})
     same_as_plain(engine, odd)
 
 

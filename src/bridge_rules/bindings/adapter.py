@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -67,6 +68,14 @@ class Adapter:
 
     def to_wire(self, arguments: Any) -> Any:
         return run_steps(self.history, arguments)
+
+
+def history_converter(adapter: Adapter | None) -> Callable[[Any], Any] | None:
+    """:meth:`Adapter.to_wire` as a ``partial`` (no Python frame of its own: history replay
+    runs it once per ``tool_use`` of a request, issue 36), or None when nothing replays."""
+    if adapter is None or not adapter.history:
+        return None
+    return partial(run_steps, adapter.history)
 
 
 def _steps(

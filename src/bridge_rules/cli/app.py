@@ -243,6 +243,7 @@ COMMAND_MODULES = (
     "transform_cmd",
     "serve_cmd",
     "pin_cmd",
+    "keys_cmd",
 )
 
 

@@ -83,7 +83,7 @@ def serve(ctx: typer.Context, **params: Any) -> int:
     Every option also reads BRIDGE_RULES_<OPTION> from the environment (BRIDGE_RULES_UPSTREAM,
     BRIDGE_RULES_PORT, ...). Besides the proxied paths it answers GET /healthz (alive),
     /readyz (rules loaded, with their hash; upstream reachable) and /metrics (Prometheus).
-    SIGTERM and SIGINT drain in-flight requests (--shutdown-grace) and exit 0; SIGHUP
+    SIGTERM and SIGINT drain in-flight requests (--drain-timeout) and exit 0; SIGHUP
     reloads the rules, keeping the old ones if the new ones do not load.
 
     Exit status: 2 for a bad option, rules that do not load or a port that cannot be

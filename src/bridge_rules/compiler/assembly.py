@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from bridge_rules.bindings.adapter import Adapter
+from bridge_rules.bindings.adapter import Adapter, history_converter
 from bridge_rules.compiled import CompiledRules
 from bridge_rules.names import Resolver
 from bridge_rules.policy import NO_POLICY, CompiledPolicy
@@ -49,7 +49,7 @@ def build_runtime(rules: CompiledRules, plan: Any, policy: CompiledPolicy = NO_P
     history: dict[str, HistoryPlan] = {}
     for local in dict.fromkeys([*resolver.known_locals, *rules.adapters, *rules.repairs.internal]):
         adapter = effective.get(local)
-        convert = adapter.to_wire if adapter is not None and adapter.history else None
+        convert = history_converter(adapter)
         history[local] = (resolver.outbound(local).wire, _scrubbed(rules.repairs, local, convert))
     folded = any(s.kind == "bindings" and s.case == "insensitive" for s in rules.stages)
     return Runtime(

@@ -5,8 +5,8 @@ from the same :class:`~bridge_rules.Engine` a library caller uses. The gate deci
 comes from the request's own ``model``, the reverse name map from its own ``tools[]``,
 and what a repair changed in a call from the call's sealed id, so any worker of any
 replica gives the same answer. All name and argument logic lives below the engine;
-this module only moves bytes and faults. Routes the proxy answers itself are a table
-(:attr:`ProxyApp.routes`); everything else is forwarded.
+this module only moves bytes and faults. The paths it answers itself and the ones it
+rewrites come from the route table (``proxy.endpoints``); everything else is forwarded.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import asyncio
 import logging
 import os
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from bridge_rules import jsonio
 from bridge_rules.debuglog import DebugLog, omit_text
 from bridge_rules.engine import Engine, Runtime, Sealer, load
 from bridge_rules.gcpause import tune_for_serving
-from bridge_rules.proxy import paths, tracing
+from bridge_rules.proxy import endpoints, paths, tracing
 from bridge_rules.proxy.body import (
     ClientGone,
     check_headers,
@@ -35,6 +36,7 @@ from bridge_rules.proxy.errors import ProxyError, UpstreamAborted
 from bridge_rules.proxy.forward import Exchange
 from bridge_rules.proxy.headers import expectation
 from bridge_rules.proxy.heap import HeapTrimmer
+from bridge_rules.proxy.keyguard import KeyGuard, check_policies
 from bridge_rules.proxy.kinds import open_upstream
 from bridge_rules.proxy.obs import AccessRecord, configure_logging, flush_access_log
 from bridge_rules.proxy.ops import OpsApp, with_ops
@@ -44,7 +46,6 @@ from bridge_rules.proxy.routes import Router, policy_on
 
 log = logging.getLogger("bridge_rules.proxy")
 
-REWRITTEN_PATHS = paths.REWRITTEN
 OFF_LOOP_BYTES = 256 * 1024
 """A request body this large is rewritten in a worker thread, not on the event loop: its
 parse, schema conversion and history walk take milliseconds to seconds, and meanwhile the
@@ -81,10 +82,10 @@ class ProxyApp:
         """Web pages' requests refused (``proxy.browsers``); :class:`OpsApp` asks it too."""
         self.draining = False
         """Set by SIGTERM/SIGINT (``proxy.lifecycle``): ``/readyz`` answers 503 from then on."""
-        self.routes: dict[tuple[str, str], Route] = {
-            ("GET", "/healthz"): healthz,
-            ("HEAD", "/healthz"): healthz,
-        }
+        self.keys = KeyGuard.of(config, self._check_key_policies)
+        """Client keys and their limits (``proxy.keyguard``); None without ``--keys``."""
+        self.routes: dict[tuple[str, str], Route] = endpoints.dispatch({"healthz": healthz})
+        """The endpoints this app answers itself (``proxy.endpoints``; ``OpsApp`` the rest)."""
 
     def _with_bindings(self, engine: Engine) -> Engine:
         """``engine`` with ``--bindings-dir`` read over it, its message cache as configured.
@@ -114,6 +115,12 @@ class ProxyApp:
         """Each route's rules hash, and why its last reload failed (``/readyz``)."""
         return None if self.router is None else self.router.status()
 
+    def _check_key_policies(self, policies: list[tuple[str, tuple[str, ...]]]) -> None:
+        """Each key's routes and switches checked against the rules served (``ValueError``)."""
+        routes = {} if self.router is None else self.router.routes
+        runtimes = {name: route.engine.runtime for name, route in routes.items()}
+        check_policies(policies, runtimes, self.engine.runtime)
+
     def reload_bindings(self) -> None:
         """Read the bindings directory again over the same rules (:meth:`use_rules`)."""
         self.use_rules(self.rules)
@@ -135,6 +142,8 @@ class ProxyApp:
             await self.router.aclose()
         if self.debug is not None:
             self.debug.close()
+        if self.keys is not None:
+            self.keys.close()
 
     async def __call__(self, scope: Message, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -163,7 +172,7 @@ class ProxyApp:
             record.error = exc.error_type
             if reply.started:
                 raise UpstreamAborted(exc.message) from None
-            await reply.error(exc.status, exc.message, close=exc.close)
+            await reply.error(exc.status, exc.message, close=exc.close, extra=exc.headers)
         except ClientGone:
             record.status, record.error = 499, "client_disconnected"
         except UpstreamAborted as exc:
@@ -202,20 +211,28 @@ class ProxyApp:
         if route is not None:
             await route(ex)
             return
+        caller = None if self.keys is None else self.keys.identify(ex)  # before the body
         ex.body = await read_body(scope, receive, config.max_body_bytes, config.body_timeout)
         ex.reply.record.bytes_in = len(ex.body)
         engine, upstream = self.engine, self.upstream
         if self.router is not None:  # serve --config with routes: (docs/proxy.md#routes)
-            engine, upstream = self.router.pick(ex)
+            engine, upstream = self.router.pick(ex, caller, config.route_choice)
         self._match_path(ex, engine)
-        rewritten = method == "POST" and ex.scope["path"] in REWRITTEN_PATHS
-        if rewritten:
-            with tracing.child("bridge_rules.rewrite", **tracing.rules(engine)):
-                if len(ex.body) >= OFF_LOOP_BYTES:
-                    await asyncio.to_thread(rewrite_request, ex, engine, self.debug, self.cache_on)
-                else:
-                    rewrite_request(ex, engine, self.debug, self.cache_on)
-        await until_disconnect(upstream.send(ex, rewritten), receive, ex.reply.record)
+        rewritten = (method, ex.scope["path"]) in endpoints.REWRITTEN_CALLS
+        limited: AbstractContextManager[None] = nullcontext()
+        if caller is not None and self.keys is not None:  # before any work is spent on it
+            session = upstream.holds_session(rewritten)
+            limited = self.keys.limited(caller, ex.reply.record, session)
+        with limited:
+            if rewritten:
+                with tracing.child("bridge_rules.rewrite", **tracing.rules(engine)):
+                    if len(ex.body) >= OFF_LOOP_BYTES:
+                        await asyncio.to_thread(
+                            rewrite_request, ex, engine, self.debug, self.cache_on
+                        )
+                    else:
+                        rewrite_request(ex, engine, self.debug, self.cache_on)
+            await until_disconnect(upstream.send(ex, rewritten), receive, ex.reply.record)
 
     def _match_path(self, ex: Exchange, engine: Engine) -> None:
         """A path whose canonical form is a rewritten one becomes it; a near miss of one is
@@ -223,18 +240,18 @@ class ProxyApp:
         scope = ex.scope
         path = scope["path"]
         fixed = paths.canonical(path)
-        if fixed in REWRITTEN_PATHS:
+        if fixed in endpoints.REWRITTEN:
             spelled = fixed.encode()
             if path != fixed or scope.get("raw_path", spelled) != spelled:
                 ex.scope = {**scope, "path": fixed, "raw_path": spelled}
         elif paths.near_miss(path, scope.get("raw_path", b"").decode("latin-1")) and (
-            self.router is not None or policy_on(engine, scope["headers"])
+            self.router is not None or policy_on(engine, scope["headers"], ex.switches)
         ):
             shown = scope.get("raw_path", path.encode()).decode("latin-1")[:200]
             raise ProxyError(
                 404,
                 f"{shown!r} is not a path this proxy forwards under a route or a tool policy: "
-                f"it is near {paths.MESSAGES} but not it, and an upstream may read it as that "
+                f"it is near {endpoints.MESSAGES} but not it, and an upstream may read it as that "
                 "with the tools unfiltered; send the request to /v1/messages",
             )
 

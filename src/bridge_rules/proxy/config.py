@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 from bridge_rules.debuglog import private_problem
 from bridge_rules.proxy.browsers import host_problem, origin_problem
+from bridge_rules.proxy.keyfile import keys_problems
 from bridge_rules.proxy.kinds import kind_of, normalise_upstream  # noqa: F401  (callers')
 from bridge_rules.proxy.routespec import ROUTE_WHERE, RouteSpec
 from bridge_rules.proxy.settings import PROXY_FIELDS, SETTINGS, default
@@ -71,6 +72,8 @@ class ProxyConfig:
     listen_host: str = "127.0.0.1"  # --host: a Host naming it is ours (proxy/browsers.py)
     allow_origins: tuple[str, ...] = ()  # web origins whose requests are served; "*": any
     allow_hosts: tuple[str, ...] = ()  # Host names served besides the listen address; "*"
+    keys: str | None = default("keys")  # client keys file (proxy/keyfile.py); None: none asked
+    route_choice: bool = default("route_choice")  # the route header and model; off: default
 
     @property
     def base(self) -> str:
@@ -188,6 +191,11 @@ class ServeSettings:
             refused = host_problem(str(host))
             if refused is not None:
                 bad("allow_host", refused)
+        keys = options.get("keys")
+        owners = [upstream, *(r.upstream for r in routes if r.upstream is not None)]
+        held = any(kind_of(value).owner_credentials for value in owners)
+        for message in keys_problems(keys, held, str(options["host"])):
+            bad("keys", message)
         if options.get("log_prompts") and not options.get("debug_log"):
             bad("log_prompts", "--log-prompts only applies with --debug-log FILE")
         if options.get("debug_log"):

@@ -27,11 +27,19 @@ ERROR_TYPES = {
 class ProxyError(Exception):
     """A fault the client is told about with an Anthropic-shaped error body."""
 
-    def __init__(self, status: int, message: str, *, close: bool = False) -> None:
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        close: bool = False,
+        headers: tuple[tuple[bytes, bytes], ...] = (),
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.close = close  # the request was not read whole: end the connection after this
+        self.headers = headers  # besides content-type: a 429's retry-after
 
     @property
     def error_type(self) -> str:

@@ -28,8 +28,16 @@ from bridge_rules.debuglog import DebugLog
 from bridge_rules.gcpause import paused_for
 from bridge_rules.proxy import tracing
 from bridge_rules.proxy.coding import Decoder, Undecodable, codings, decodable, decoded
+from bridge_rules.proxy.endpoints import ANSWER_REWRITTEN
 from bridge_rules.proxy.errors import ProxyError, UpstreamAborted, sse_error_event
-from bridge_rules.proxy.headers import filter_headers, redact, redact_query, request_headers
+from bridge_rules.proxy.headers import (
+    Raw,
+    filter_headers,
+    redact,
+    redact_query,
+    request_headers,
+)
+from bridge_rules.proxy.keys import CREDENTIAL_HEADERS
 from bridge_rules.proxy.reply import Message, Reply
 from bridge_rules.proxy.stream import EventTooLarge, StreamWatch, relay, too_large
 from bridge_rules.proxy.strict import Unreadable, checked, read_message, refusal, without_bom
@@ -59,6 +67,12 @@ class Exchange:
     turn: Turn | None = None
     """Set when the rules rewrote the request: its answer is rewritten by the same turn."""
     debug: dict[str, Any] = field(default_factory=dict)
+    switches: tuple[str, ...] = ()
+    """Policy switches on for every request of the client's key (``serve --keys``), before
+    those its ``x-bridge-rules-policy`` header asks for; they only narrow."""
+    upstream_auth: Raw | None = None
+    """With ``serve --keys``: the headers that replace the client's credentials upstream
+    (the key's upstream credential, or none); None: the client's go as sent."""
     guarded: bool = False
     """A tool policy applies to the request (the rules', the route's or its header's):
     its answer is passed on only if read (``proxy.strict``)."""
@@ -83,9 +97,11 @@ class Exchange:
 
 async def forward(upstream: Upstream, ex: Exchange) -> None:
     turn = ex.turn
-    messages = ex.scope["path"] == "/v1/messages"
+    messages = ex.scope["path"] in ANSWER_REWRITTEN
     guarded = ex.guarded and messages
     headers = request_headers(ex.scope["headers"], identity=turn is not None or guarded)
+    if ex.upstream_auth is not None:
+        headers = [h for h in headers if h[0] not in CREDENTIAL_HEADERS] + ex.upstream_auth
     record = ex.reply.record
     sent = time.perf_counter()
     with tracing.upstream_call(headers):  # its traceparent goes upstream

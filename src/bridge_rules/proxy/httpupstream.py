@@ -29,6 +29,9 @@ class HttpUpstream:
     def send(self, ex: Exchange, rewritten: bool) -> Coroutine[Any, Any, None]:
         return forward(self.pool, ex)
 
+    def holds_session(self, rewritten: bool) -> bool:
+        return False
+
     async def readiness(self) -> str | None:
         return await reachable(self.url)
 

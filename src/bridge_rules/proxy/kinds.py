@@ -40,6 +40,11 @@ class Upstream(Protocol):
         rewrote); a fault is a :class:`~bridge_rules.proxy.errors.ProxyError`."""
         ...
 
+    def holds_session(self, rewritten: bool) -> bool:
+        """Whether answering a request (``rewritten`` as for :meth:`send`) holds one of
+        this upstream's sessions: counted against a client key's ``sessions`` limit."""
+        ...
+
     async def readiness(self) -> str | None:
         """Why this upstream cannot answer now (``/readyz``), or None."""
 
@@ -53,6 +58,10 @@ class UpstreamKind:
 
     spelled: ClassVar[str]
     """How the kind is written, for messages: ``an http(s) URL``, ``claude-code``."""
+    owner_credentials: ClassVar[bool] = False
+    """The upstream answers with credentials the proxy holds, whoever the client is (the
+    Claude Code CLI's login): ``serve`` then refuses an address other than loopback
+    without client keys (``proxy.keyfile.keys_problems``)."""
 
     def claims(self, value: str) -> bool:
         """Whether ``value`` names this kind (its spelling, not whether it is right)."""

@@ -42,6 +42,9 @@ from bridge_rules import jsonio
 from bridge_rules.diagnostics import RulesError
 from bridge_rules.proxy.app import ProxyApp, app_from_env, build_engine
 from bridge_rules.proxy.config import ProxyConfig
+from bridge_rules.proxy.keyfile import KeysError
+from bridge_rules.proxy.keyguard import check_policies, policies_of
+from bridge_rules.proxy.keys import KeyRing
 from bridge_rules.proxy.ops import OpsApp
 
 log = logging.getLogger("bridge_rules.proxy.lifecycle")
@@ -70,9 +73,13 @@ def announce(host: str, port: int, config: ProxyConfig, rules_hash: str, workers
     )
 
 
+def _lines(exc: Exception) -> list[str]:
+    found = getattr(exc, "lines", None) or [d.line() for d in getattr(exc, "diagnostics", [])]
+    return list(found) or [str(exc)]
+
+
 def _failed(exc: Exception, previous: str) -> None:
-    errors = [d.line() for d in getattr(exc, "diagnostics", [])] or [str(exc)]
-    event("serve.reload_failed", kept_rules_hash=previous, errors=errors)
+    event("serve.reload_failed", kept_rules_hash=previous, errors=_lines(exc))
 
 
 class OneWorker(uvicorn.Server):
@@ -146,6 +153,13 @@ async def reload_rules(proxy: ProxyApp) -> None:
         failed = router.apply(await loop.run_in_executor(None, router.rebuild))
         if failed:
             event("serve.route_reload_failed", routes=failed)
+    keys = proxy.keys
+    if keys is not None:  # the keys file is read again with the rules
+        try:
+            keys.reload()
+            event("serve.keys_reload", keys=len(keys.ring.specs))
+        except (KeysError, ValueError) as exc:
+            event("serve.keys_reload_failed", errors=_lines(exc))
     try:
         engine = await loop.run_in_executor(None, build_engine, proxy.config)
         # the bindings directory read again over the new rules
@@ -227,7 +241,7 @@ class Supervisor(Multiprocess):
     def handle_hup(self) -> None:
         try:
             rules_hash = self.check()
-        except (RulesError, ValueError, OSError) as exc:
+        except (RulesError, KeysError, ValueError, OSError) as exc:
             _failed(exc, self.rules_hash)
             return
         # Each worker reloads its own rules in place (worker_app): no restart, so every
@@ -268,9 +282,15 @@ def run_many(config: uvicorn.Config, proxy_config: ProxyConfig, rules_hash: str)
     def check() -> str:
         from bridge_rules.engine import load
 
-        for route in proxy_config.routes:  # a worker could not start without them
-            load(list(route.rules or proxy_config.rules) or None)
-        return load(list(proxy_config.rules) or None).runtime.rules.digest
+        routes = {  # a worker could not start without them
+            route.name: load(list(route.rules or proxy_config.rules) or None).runtime
+            for route in proxy_config.routes
+        }
+        served = load(list(proxy_config.rules) or None).runtime
+        if proxy_config.keys:  # nor without its keys: a bad file keeps the old workers
+            ring = KeyRing.load(proxy_config.keys)
+            check_policies(policies_of(ring), routes, served)
+        return served.rules.digest
 
     sock = config.bind_socket()
     # Listening from here on, before any worker runs: the start line below is true when it

@@ -11,6 +11,7 @@ from prometheus_client.exposition import generate_latest
 from prometheus_client.multiprocess import MultiProcessCollector
 
 from bridge_rules.proxy.config import MULTIPROC_ENV
+from bridge_rules.proxy.endpoints import REWRITTEN, ROUTE_PREFIX
 from bridge_rules.proxy.obs import AccessRecord
 
 
@@ -83,6 +84,13 @@ class Metrics:
             ["rules_route", "status"],
             registry=self.registry,
         )
+        self.limited = Counter(
+            "bridge_rules_key_limited",
+            "Requests refused with 429 by a client key's limit, by key name and limit "
+            "(concurrent, per_minute, sessions).",
+            ["key", "limit"],
+            registry=self.registry,
+        )
         self.denied = Counter(
             "bridge_rules_denied_inbound",
             "Tool calls in responses to tools the policy denies (policy.on_denied).",
@@ -118,6 +126,8 @@ class Metrics:
             routed.inc()
         if record.error is not None:
             self.errors.labels(record.error).inc()
+        if record.limit is not None and record.key is not None:
+            self.limited.labels(record.key, record.limit).inc()
         if record.gate is False:
             self.gate_closed.inc()
         if record.renames:
@@ -150,8 +160,9 @@ class Metrics:
 def route_label(path: str) -> str:
     """A bounded label for a path: the rewritten routes by name, everything else 'other'
     (a ``serve --config`` route's ``/r/<route>`` prefix aside: its name is ``rules_route``)."""
-    if path.startswith("/r/"):
-        path = path[path.find("/", 3) :] if path.find("/", 3) > 0 else path
-    if path in ("/v1/messages", "/v1/messages/count_tokens"):
+    if path.startswith(ROUTE_PREFIX):
+        after = path.find("/", len(ROUTE_PREFIX))
+        path = path[after:] if after > 0 else path
+    if path in REWRITTEN:
         return path
     return "other"

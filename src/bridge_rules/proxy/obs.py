@@ -178,6 +178,8 @@ class AccessRecord:
     inbound_unmapped_calls: int = 0
     inbound_denied_calls: int = 0
     route: str | None = None  # the serve --config route that took the request
+    key: str | None = None  # the name of the client key (serve --keys), never the key
+    limit: str | None = None  # the key's limit that refused the request (429)
     upstream_status: int | None = None
     upstream_ms: float | None = None  # request sent upstream -> its response headers in
     bytes_in: int = 0
@@ -218,6 +220,10 @@ class AccessRecord:
             out["denied_calls"] = self.inbound_denied_calls
         if self.route is not None:
             out["route"] = self.route
+        if self.key is not None:
+            out["key"] = self.key
+        if self.limit is not None:
+            out["limit"] = self.limit
         return out
 
     def noted(self, report: InboundReport) -> None:

@@ -26,20 +26,26 @@ import asyncio
 import json
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from random import getrandbits
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from bridge_rules.proxy import tracing
+from bridge_rules.proxy import endpoints, tracing
 from bridge_rules.proxy.browsers import BrowserRules
-from bridge_rules.proxy.errors import error_body
+from bridge_rules.proxy.errors import ProxyError, error_body
 from bridge_rules.proxy.httpupstream import reachable
 from bridge_rules.proxy.metrics import Metrics, route_label
 from bridge_rules.proxy.obs import CURRENT_REQUEST, AccessRecord, RequestContext
 
+if TYPE_CHECKING:
+    from bridge_rules.proxy.keyguard import KeyGuard
+
 Message = dict[str, Any]
+Own = Callable[[Any, bool, "ProxyError | None"], Awaitable[None]]
+"""An endpoint answered here: given ``send``, whether the request is a HEAD, and why the
+caller may not see the proxy's detail (``serve --keys`` without an admin key), or None."""
 READY_CACHE_SECONDS = 5.0
 _SANE_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 _JSON = [(b"content-type", b"application/json")]
@@ -54,6 +60,8 @@ class Served(Protocol):
     """Web pages' requests refused: ``/readyz`` and ``/metrics`` too."""
     draining: bool
     """Set by SIGTERM/SIGINT (``proxy.lifecycle``): ``/readyz`` answers 503 from then on."""
+    keys: KeyGuard | None
+    """Client keys (``serve --keys``): ``/metrics`` and ``/readyz``'s detail need an admin's."""
 
     @property
     def rules_hash(self) -> str: ...
@@ -75,27 +83,35 @@ class OpsApp:
         self.metrics = Metrics()
         self._ready: tuple[float, str | None] | None = None
         self._probing = asyncio.Lock()  # one probe at a time; the others wait for its answer
+        self._own: dict[tuple[str, str], Own] = endpoints.dispatch(
+            {"readyz": self._readyz, "metrics": self._metrics}
+        )
+        """The endpoints this layer answers (``proxy.endpoints``), before any request id."""
 
     async def __call__(self, scope: Message, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        method, path = scope["method"], scope["path"]
-        if method in ("GET", "HEAD") and path in ("/readyz", "/metrics"):
+        method = scope["method"]
+        own = self._own.get((method, scope["path"]))
+        if own is not None:
             served = self.served  # the proxy's own rules for web pages
             refused = None if served is None else served.browsers.refusal(scope["headers"])
             if refused is not None:
                 await _reply(send, 403, _JSON, error_body(403, refused), head=method == "HEAD")
                 return
-        if method in ("GET", "HEAD") and path == "/readyz":
-            await self._readyz(send, head=method == "HEAD")
-            return
-        if method in ("GET", "HEAD") and path == "/metrics":
-            body = self.metrics.exposition()
-            headers = [(b"content-type", CONTENT_TYPE_LATEST.encode())]
-            await _reply(send, 200, headers, body, head=method == "HEAD")
+            await own(send, method == "HEAD", self._admin(scope["headers"]))
             return
         await self._tracked(scope, receive, send)
+
+    async def _metrics(self, send: Any, head: bool, admin: ProxyError | None) -> None:
+        if admin is not None:
+            headers = [*_JSON, (b"connection", b"close")] if admin.close else _JSON
+            await _reply(send, admin.status, headers, error_body(admin.status, admin.message), head)
+            return
+        body = self.metrics.exposition()
+        headers = [(b"content-type", CONTENT_TYPE_LATEST.encode())]
+        await _reply(send, 200, headers, body, head=head)
 
     async def _tracked(self, scope: Message, receive: Any, send: Any) -> None:
         if tracing.on():
@@ -132,10 +148,27 @@ class OpsApp:
             duration.observe(time.perf_counter() - started)
             CURRENT_REQUEST.reset(token)
 
-    async def _readyz(self, send: Any, head: bool) -> None:
+    def _admin(self, headers: Any) -> ProxyError | None:
+        """Why the request may not see the proxy's detail (``serve --keys``: it needs an
+        admin key, ``proxy.keyguard``), or None."""
+        keys = None if self.served is None else self.served.keys
+        if keys is None:
+            return None
+        try:
+            keys.admin(headers)
+        except ProxyError as exc:
+            return exc
+        return None
+
+    async def _readyz(self, send: Any, head: bool, admin: ProxyError | None = None) -> None:
+        detail = admin is None
         problem = await self._upstream_problem()
         draining = self.served is not None and self.served.draining
         ready = problem is None and not draining
+        if not detail:  # a probe without an admin key learns ready or not, nothing more
+            body = json.dumps({"status": "ready" if ready else "not ready"}).encode()
+            await _reply(send, 200 if ready else 503, _JSON, body, head)
+            return
         doc: dict[str, Any] = {
             # SIGTERM: 503 at once, so the balancer stops sending before the drain ends
             "status": "ready" if ready else "not ready" if problem else "draining",

@@ -26,7 +26,8 @@ def rewrite_request(ex: Exchange, engine: Engine, debug: DebugLog | None, cache_
             parse_payload(body)  # the precise 400: empty, not JSON, or not an object
         record = ex.reply.record
         try:
-            turn = engine.turn(body, policy=requested_switches(ex.scope["headers"]))
+            policy = (*ex.switches, *requested_switches(ex.scope["headers"]))
+            turn = engine.turn(body, policy=policy)
         except jsonio.JSONDecodeError as exc:
             raise unreadable(exc) from None
         except PolicyError as exc:

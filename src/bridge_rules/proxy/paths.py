@@ -1,9 +1,10 @@
 """Request paths as the proxy matches them: one spelling per resource, and near misses refused.
 
-The proxy rewrites ``POST /v1/messages`` (and ``count_tokens``) and forwards everything
-else as sent. A CDN, nginx or the upstream itself may read a path more loosely than an
-exact match does: ``//v1/messages``, ``/v1/x/../messages``, ``/v1/messages/``,
-``/V1/messages`` or ``/r/strict%2Fv1/messages`` all reach the Messages API somewhere. So:
+The proxy rewrites ``POST /v1/messages`` and ``count_tokens`` (the rewritten paths of
+the route table, ``proxy.endpoints``) and forwards everything else as sent. A CDN, nginx
+or the upstream itself may read a path more loosely than an exact match does:
+``//v1/messages``, ``/v1/x/../messages``, ``/v1/messages/``, ``/V1/messages`` or
+``/r/strict%2Fv1/messages`` all reach the Messages API somewhere. So:
 
 * :func:`canonical`: the path the server decoded (``%2F`` and ``%2E`` included), with
   repeated slashes collapsed and dot segments removed (RFC 3986 5.2.4). Routes are
@@ -22,11 +23,12 @@ from __future__ import annotations
 import re
 from urllib.parse import quote, unquote
 
-MESSAGES = "/v1/messages"
-REWRITTEN = frozenset({MESSAGES, "/v1/messages/count_tokens"})
+from bridge_rules.proxy.endpoints import RESOURCES, REWRITTEN
+
 _SLASHES = re.compile(r"/{2,}")
 _PARAMS = re.compile(r";[^/]*")
-_FAMILY = re.compile(r"(^|/)messages(/|$)")
+_RESOURCE = "|".join(map(re.escape, sorted(RESOURCES)))
+_FAMILY = re.compile(rf"(^|/)(?:{_RESOURCE})(/|$)")
 
 
 def canonical(path: str) -> str:

@@ -47,8 +47,14 @@ class Reply:
         await self._send({"type": "http.response.start", "status": status, "headers": headers})
         await self._send({"type": "http.response.body", "body": body, "more_body": False})
 
-    async def error(self, status: int, message: str, close: bool = False) -> None:
-        headers = [(b"content-type", JSON)]
+    async def error(
+        self,
+        status: int,
+        message: str,
+        close: bool = False,
+        extra: tuple[tuple[bytes, bytes], ...] = (),
+    ) -> None:
+        headers = [(b"content-type", JSON), *extra]
         if close:
             headers.append((b"connection", b"close"))
         await self.full(status, headers, error_body(status, message))

@@ -36,9 +36,11 @@ from bridge_rules.diagnostics import RulesError
 from bridge_rules.engine import Engine, PolicyError, parse_switches
 from bridge_rules.proxy import paths
 from bridge_rules.proxy.config import ProxyConfig
+from bridge_rules.proxy.endpoints import ROUTE_PREFIX
 from bridge_rules.proxy.errors import ProxyError
 from bridge_rules.proxy.forward import Exchange
 from bridge_rules.proxy.httpupstream import HttpUpstream
+from bridge_rules.proxy.keys import Caller, refused_route
 from bridge_rules.proxy.kinds import Upstream, kind_of
 from bridge_rules.proxy.routespec import RouteSpec
 
@@ -47,17 +49,19 @@ if TYPE_CHECKING:
 
 POLICY_HEADER = "x-bridge-rules-policy"
 ROUTE_HEADER = "x-bridge-rules-route"
-PREFIX = "/r/"
+PREFIX = ROUTE_PREFIX
 _POLICY_KEY = POLICY_HEADER.encode()
 _ROUTE_KEY = ROUTE_HEADER.encode()
 
 
-def policy_on(engine: Engine, headers: Iterable[tuple[bytes, bytes]]) -> bool:
-    """Whether a tool policy applies to a request: the rules' (a route's included) or the
-    one its ``x-bridge-rules-policy`` header turns on (an unknown switch counts: the
-    request is refused either way)."""
+def policy_on(
+    engine: Engine, headers: Iterable[tuple[bytes, bytes]], always: tuple[str, ...] = ()
+) -> bool:
+    """Whether a tool policy applies to a request: the rules' (a route's included), its
+    client key's (``always``) or the one its ``x-bridge-rules-policy`` header turns on (an
+    unknown switch counts: the request is refused either way)."""
     policy = engine.runtime.policy
-    switches = requested_switches(headers)
+    switches = (*always, *requested_switches(headers))
     if switches:
         try:
             policy = policy.narrowed(switches)
@@ -211,22 +215,50 @@ class Router:
             raise NoRoute("no route matches the request and none is the default")
         return self.default
 
-    def pick(self, ex: Exchange) -> tuple[Engine, Upstream]:
+    def pick(
+        self, ex: Exchange, caller: Caller | None = None, choice: bool = True
+    ) -> tuple[Engine, Upstream]:
         """The engine and upstream of ``ex``'s route, its ``/r/<route>`` prefix taken off
-        the path, its name on the access record; a 404 listing the routes when none."""
+        the path, its name on the access record; a 404 listing the routes when none.
+
+        A client key (``caller``) bound to one route goes there whatever it asks; one whose
+        key or ``serve`` has route choice off is not routed by header or model; a route
+        the key may not use is a 403 that names no route."""
         scope = ex.scope
         try:
             found = self.by_path(paths.canonical(scope["path"]))
             if found is None:
-                route = self.choose(scope["headers"], lambda: _model(ex.body))
+                route = self._chosen(ex, caller, choice)
             else:
                 route, rest = found
+                if caller is not None and not caller.may_use(route.spec.name):
+                    raise refused_route()
                 rest = rest or "/"
                 ex.scope = {**scope, "path": rest, "raw_path": _raw_rest(scope, route, rest)}
         except NoRoute as exc:
+            if caller is not None:  # which routes exist is the operator's, not a client's
+                raise refused_route() from None
             raise ProxyError(404, f"{exc}; the routes are {self.listing()}") from None
         ex.reply.record.route = route.spec.name
         return route.engine, route.upstream
+
+    def _chosen(self, ex: Exchange, caller: Caller | None, choice: bool) -> Route:
+        pinned = None if caller is None else caller.pinned
+        if pinned is not None:
+            return self.routes[pinned]
+        if choice and (caller is None or caller.spec.route_choice):
+            route = self.choose(ex.scope["headers"], lambda: _model(ex.body))
+        elif self.default is not None and (
+            caller is None or caller.may_use(self.default.spec.name)
+        ):
+            route = self.default
+        elif caller is not None and caller.spec.routes:
+            route = self.routes[caller.spec.routes[0]]
+        else:
+            raise NoRoute("route choice is off and no route is the default")
+        if caller is not None and not caller.may_use(route.spec.name):
+            raise refused_route()
+        return route
 
     def listing(self) -> str:
         return ", ".join(f"{PREFIX}{name}/" for name in self.routes)

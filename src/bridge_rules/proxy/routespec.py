@@ -52,7 +52,9 @@ class RouteSpec:
 
 
 # ------------------------------------------------------------------ reading
-def _strings(value: Any) -> tuple[str, ...] | None:
+def names_of(value: Any) -> tuple[str, ...] | None:
+    """A name or a list of names as written in YAML (``rules: pi``, ``policy: [a, b]``), or
+    None for any other shape; the keys file reads its lists the same way."""
     if isinstance(value, str):
         return (value,)
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
@@ -91,7 +93,7 @@ def _one(
     values: dict[str, Any] = {}
     for key in ("rules", "policy"):
         if key in raw:
-            got = _strings(raw[key])
+            got = names_of(raw[key])
             if got is None:
                 problems.append(
                     (label + f"route key '{key}' takes a name or a list of names", place(key))

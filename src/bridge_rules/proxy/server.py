@@ -73,7 +73,7 @@ def serve(
             lambda bound: announce(host, bound, config, proxy.rules_hash, workers=1),
         )
     os.environ[ENV_VAR] = config.to_env()
-    with _shared_metrics():
+    with _shared_metrics(), _shared_limits(proxy):
         uv_config = uvicorn.Config(
             "bridge_rules.proxy.lifecycle:worker_app",
             factory=True,
@@ -84,6 +84,25 @@ def serve(
         )
         run_many(uv_config, config, proxy.rules_hash)
     return True
+
+
+@contextmanager
+def _shared_limits(proxy: ProxyApp) -> Iterator[None]:
+    """With client keys: one counter file for every worker (``proxy.limits``), so a key's
+    limits hold for the key, not per worker; removed when the workers are gone."""
+    if proxy.keys is None:
+        yield
+        return
+    from bridge_rules.proxy.limits import ENV_VAR as LIMITS_ENV
+    from bridge_rules.proxy.limits import make_file
+
+    path = tempfile.mkdtemp(prefix="bridge-rules-limits-")
+    os.environ[LIMITS_ENV] = make_file(path)
+    try:
+        yield
+    finally:
+        del os.environ[LIMITS_ENV]
+        shutil.rmtree(path, ignore_errors=True)
 
 
 @contextmanager

@@ -116,6 +116,12 @@ SETTINGS: tuple[Setting, ...] = (
             "localhost and loopback addresses; repeatable, * for any. Any other Host gets 403 "
             "(DNS rebinding). With --host 0.0.0.0, IP addresses are served too.",
             metavar="NAME", repeat=True, proxy=False),
+    Setting("keys", str, None, "A file of client keys (bridge-rules keys new NAME): every "
+            "request but /healthz then needs one, as x-api-key or Authorization: Bearer; read "
+            "again on SIGHUP (docs/security.md).", metavar="FILE"),
+    Setting("route_choice", bool, True, "Let a request choose its route by the "
+            "x-bridge-rules-route header or its model; --no-route-choice sends every request "
+            "without an /r/<route>/ prefix to the default route (docs/security.md)."),
     Setting("workers", int, 1, "Worker processes (the proxy is stateless; see "
             "docs/proxy.md).", check=at_least_one, proxy=False),
     Setting("max_body_bytes", int, 32 * MiB, "Larger request bodies get 413.",

@@ -92,7 +92,10 @@ class Watcher:
 def watcher_of(config: ProxyConfig, interval: float) -> Watcher:
     """The watcher of every rule path ``config`` reads."""
     route_rules = [r for route in config.routes for r in route.rules]
-    return Watcher(watched_paths(config.rules, route_rules, config.bindings_dir), interval)
+    paths = watched_paths(config.rules, route_rules, config.bindings_dir)
+    if config.keys:  # serve --keys: the keys file is read again on a reload too
+        paths.append(config.keys)
+    return Watcher(paths, interval)
 
 
 def watched_paths(

@@ -9,23 +9,22 @@ that needs nothing comes back as the same object.
 from __future__ import annotations
 
 import dataclasses
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from bridge_rules.jsonio import dumps
 from bridge_rules.schemas.budget import BUDGET_NOTE, MAX_INLINED_BYTES, MAX_INLINED_NODES, budget
-from bridge_rules.schemas.exact import exclusive_integers, min_length_pattern
+from bridge_rules.schemas.fixes import UNION as _UNION
+from bridge_rules.schemas.fixes import NodeFixes, escape_pointer
 from bridge_rules.schemas.merge import (
     flatten_union,
     fold_all_of,
     merge_all_of,
-    nullable,
     resolve_ref,
 )
 from bridge_rules.schemas.shape import ALL_KINDS, IDENTITY, Shape, kinds
 from bridge_rules.schemas.targets import Profile
-from bridge_rules.schemas.words import describe, phrase
+from bridge_rules.schemas.words import describe
 
 JSON_TEXT_NOTE = "a JSON value written as JSON text"
 MAX_DEPTH = 128
@@ -69,9 +68,6 @@ def _untyped(schema: Any) -> bool:
     )
 
 
-_UNION = ("anyOf", "oneOf", "allOf", "$ref")
-
-
 def _open_map(schema: dict[str, Any]) -> bool:
     """An object of any keys; not a union of objects, whose members are objects themselves."""
     return (
@@ -83,7 +79,7 @@ def _open_map(schema: dict[str, Any]) -> bool:
 
 
 @dataclass
-class _Walk:
+class _Walk(NodeFixes):
     profile: Profile
     root: Any
     changes: list[Change] = field(default_factory=list)
@@ -190,7 +186,9 @@ class _Walk:
         if isinstance(s.get("properties"), dict):
             props = {}
             for name, sub in s["properties"].items():
-                props[name], sub_shape = self.node(sub, f"{ptr}/properties/{_esc(name)}", refs)
+                props[name], sub_shape = self.node(
+                    sub, f"{ptr}/properties/{escape_pointer(name)}", refs
+                )
                 if not sub_shape.identity:
                     props_shape[name] = sub_shape
             s["properties"] = props
@@ -222,109 +220,6 @@ class _Walk:
             branches=branches,
         )
 
-    def objects(self, s: dict[str, Any], ptr: str) -> frozenset[str]:
-        p = self.profile
-        if p.has("close-objects"):
-            if "type" not in s and not any(k in s for k in _UNION):
-                s["type"] = "object"
-                self.note("close-objects", ptr, "type: object added")
-            s.setdefault("properties", {})
-            if s.get("additionalProperties") is not False:
-                was = "open" if "additionalProperties" not in s else "restricted"
-                s["additionalProperties"] = False
-                if was == "open" and s["properties"]:
-                    self.note("close-objects", ptr, "keys not declared can no longer be sent")
-                else:
-                    self.note("close-objects", ptr, "additionalProperties: false")
-        if not p.has("require-all"):
-            return frozenset()
-        names = list(s.get("properties") or {})
-        required = [r for r in s.get("required", []) if r in names]
-        optional = [n for n in names if n not in required]
-        if s.get("required") != names:
-            s["required"] = names
-        for name in optional:
-            s["properties"][name] = nullable(s["properties"][name])
-            self.note("require-all", f"{ptr}/properties/{_esc(name)}", "optional: now nullable")
-        return frozenset(optional)
-
-    def draft4(self, s: dict[str, Any], ptr: str) -> None:
-        for flag, bound in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
-            if isinstance(s.get(flag), bool):
-                if s[flag] and bound in s:
-                    s[flag] = s.pop(bound)
-                else:
-                    del s[flag]
-                self.note("upgrade-draft4", ptr, f"boolean {flag} made numeric")
-
-    def nullable(self, s: dict[str, Any], ptr: str) -> dict[str, Any]:
-        kind = s.get("type")
-        if isinstance(kind, list):
-            rest = [k for k in kind if k != "null"]
-            if "null" in kind:
-                s["nullable"] = True
-            if len(rest) == 1:
-                s["type"] = rest[0]
-            else:
-                del s["type"]
-                s["anyOf"] = [{"type": k} for k in rest]
-            self.note("nullable-keyword", ptr, f"type {kind} written with nullable")
-        branches = s.get("anyOf")
-        if isinstance(branches, list) and any(b == {"type": "null"} for b in branches):
-            rest_b = [b for b in branches if b != {"type": "null"}]
-            s["nullable"] = True
-            if len(rest_b) == 1 and isinstance(rest_b[0], dict):
-                del s["anyOf"]
-                s = {**rest_b[0], **s}
-            else:
-                s["anyOf"] = rest_b
-            self.note("nullable-keyword", ptr, "null branch written as nullable: true")
-        return s
-
-    def enum_strings(self, s: dict[str, Any], ptr: str, shape: Shape) -> Shape:
-        values = s.get("enum")
-        if not isinstance(values, list) or not values:
-            return shape
-        if all(isinstance(v, str) for v in values) and s.get("type", "string") == "string":
-            if "type" not in s:
-                s["type"] = "string"
-                self.note("enum-as-strings", ptr, "type: string added to a string enum")
-            return shape
-        texts = [v if isinstance(v, str) else json.dumps(v) for v in values]
-        if len(set(texts)) != len(texts):
-            texts = [json.dumps(v) for v in values]
-        s["enum"] = texts
-        s["type"] = "string"
-        self.note("enum-as-strings", ptr, "enum values sent as strings")
-        return Shape(
-            wire_kinds=frozenset({"string"}), strings=dict(zip(texts, values, strict=True))
-        )
-
-    def refused(self, s: dict[str, Any], ptr: str) -> None:
-        min_length_pattern(self.profile, s, ptr, self.note)
-        exclusive_integers(self.profile, s, ptr, self.note)
-        gone = [k for k in list(s) if k != "description" and self.profile.refused(k, s[k])]
-        words = []
-        for key in gone:
-            said = phrase(key, s.pop(key))
-            if said is not None:
-                words.append(said)
-            self.note("describe-refused", ptr, f"{key} moved into the description")
-        describe(s, words)
-
-    def closed(self, original: Any, s: dict[str, Any], shape: Shape) -> Shape:
-        """An object closed in the agent's schema whose ``additionalProperties: false`` the
-        target refused: keys it does not declare are dropped when calls come back."""
-        props = s.get("properties")
-        if (
-            not isinstance(original, dict)
-            or original.get("additionalProperties") is not False
-            or s.get("additionalProperties") is False
-            or not isinstance(props, dict)
-        ):
-            return shape
-        return dataclasses.replace(shape, closed=frozenset(props), keys=frozenset(props))
-
 
 def _keys(schema: Any) -> frozenset[str] | None:
     if isinstance(schema, dict) and isinstance(schema.get("properties"), dict):
@@ -338,10 +233,6 @@ def _with_kinds(
     return dataclasses.replace(
         shape, kinds=before, wire_kinds=after, keys=keys if keys is not None else shape.keys
     )
-
-
-def _esc(name: str) -> str:
-    return name.replace("~", "~0").replace("/", "~1")
 
 
 def convert(schema: Any, profile: Profile) -> Conversion:

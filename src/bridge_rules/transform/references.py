@@ -7,7 +7,7 @@ are tool names like any other, so they go out under the wire name and come back
 under the local one. The walk is bounded and only enters blocks that can hold
 references; a request without deferred tools or a tool search tool skips it.
 
-On the way out the history walk (``transform.outbound.Rewriter.messages``) renames them
+On the way out the history walk (``transform.rewriter.Rewriter.messages``) renames them
 block by block, in the same pass as ``tool_use`` names: a message's references are part
 of its own rewrite, which the outbound cache stores, and not a later pass over the whole
 request that a cached message would escape.

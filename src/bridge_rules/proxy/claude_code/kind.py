@@ -20,6 +20,7 @@ class ClaudeCodeKind(UpstreamKind):
     """The Claude Code CLI answers the Messages requests (docs/claude-code-upstream.md)."""
 
     spelled = CLAUDE_CODE
+    owner_credentials = True  # the CLI's subscription login or API key
 
     def claims(self, value: str) -> bool:
         return value == CLAUDE_CODE

@@ -83,6 +83,9 @@ class ClaudeCodeUpstream:
             return self.answer(ex)
         return forward(self.pool, ex)
 
+    def holds_session(self, rewritten: bool) -> bool:
+        return rewritten  # what the CLI answers; the rest goes through the pool
+
     async def readiness(self) -> str | None:
         return self.problem()
 
