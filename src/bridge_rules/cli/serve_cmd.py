@@ -156,7 +156,7 @@ def _option(setting: Setting) -> Any:
     if setting.default is None:
         kind = Optional[kind]  # noqa: UP045 - typer needs Optional on 3.10
     info = typer.Option(
-        *setting.flags,
+        *(setting.flags if setting.aliases else ()),  # typer's own (--x/--no-x) otherwise
         help=setting.help,
         metavar=setting.metavar,
         envvar=setting.env,
