@@ -102,7 +102,7 @@ def test_rollout_properties(overlay: str) -> None:
     proxy = container(objects)
     assert proxy["livenessProbe"]["httpGet"]["path"] == "/healthz"
     assert proxy["readinessProbe"]["httpGet"]["path"] == "/readyz"
-    grace = float(flag_value(proxy["args"], "--shutdown-grace"))
+    grace = float(flag_value(proxy["args"], "--drain-timeout"))
     sleep = proxy["lifecycle"]["preStop"]["sleep"]["seconds"]
     assert sleep > proxy["readinessProbe"]["periodSeconds"]
     assert pod["spec"]["terminationGracePeriodSeconds"] >= grace + sleep
@@ -233,3 +233,21 @@ def _others(directory: Path, skip: str) -> dict[str, str]:
         for p in directory.iterdir()
         if not p.name.startswith("..") and p.name != skip
     }
+
+
+@pytest.mark.parametrize("overlay", ["single-route", "multi-route"])
+def test_the_documented_service_monitor_selects_the_service_and_its_port(overlay: str) -> None:
+    """docs/deploy.md's ``ServiceMonitor``, read from the page itself: the Prometheus
+    Operator's kind, a selector every label of which the rendered Service carries, and the
+    Service's port by name, on the path the proxy answers metrics at."""
+    text = (ROOT / "docs" / "deploy.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```yaml\n(.*?)```", text, re.S)
+    (monitor,) = [m for m in map(YAML(typ="safe").load, blocks) if m["kind"] == "ServiceMonitor"]
+    assert monitor["apiVersion"] == "monitoring.coreos.com/v1"
+    (service,) = kind(render(overlay), "Service")
+    wanted = monitor["spec"]["selector"]["matchLabels"]
+    assert wanted
+    assert wanted.items() <= service["metadata"]["labels"].items()
+    (endpoint,) = monitor["spec"]["endpoints"]
+    assert endpoint["port"] in {p["name"] for p in service["spec"]["ports"]}
+    assert endpoint["path"] == "/metrics"

@@ -52,7 +52,8 @@ def _help() -> dict[str, dict[str, str]]:
             entries[-1] += " " + line.strip()
     for line in entries:
         match = re.match(
-            r"\s+(?:-\w, )?(--[a-z-]+)(?:\s*/\s*--no-[a-z-]+)?(?: [A-Z|]+)?\s+(.*)", line
+            r"\s+(?:-\w, )?(--[a-z-]+)(?:\s*/\s*--no-[a-z-]+)?(?:, --[a-z-]+)*(?: [A-Z|]+)?\s+(.*)",
+            line,
         )
         if not match:
             continue

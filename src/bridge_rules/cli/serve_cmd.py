@@ -83,7 +83,7 @@ def serve(ctx: typer.Context, **params: Any) -> int:
     Every option also reads BRIDGE_RULES_<OPTION> from the environment (BRIDGE_RULES_UPSTREAM,
     BRIDGE_RULES_PORT, ...). Besides the proxied paths it answers GET /healthz (alive),
     /readyz (rules loaded, with their hash; upstream reachable) and /metrics (Prometheus).
-    SIGTERM and SIGINT drain in-flight requests (--shutdown-grace) and exit 0; SIGHUP
+    SIGTERM and SIGINT drain in-flight requests (--drain-timeout) and exit 0; SIGHUP
     reloads the rules, keeping the old ones if the new ones do not load.
 
     Exit status: 2 for a bad option, rules that do not load or a port that cannot be
@@ -117,17 +117,19 @@ def serve(ctx: typer.Context, **params: Any) -> int:
     config = _declared_debug_log(settings.config, runtime)
     # The server stack is imported only now, after every check: a bad option answers fast.
     from bridge_rules.diagnostics import RulesError
+    from bridge_rules.proxy import tracing
     from bridge_rules.proxy.app import create_app
     from bridge_rules.proxy.ops import with_ops
     from bridge_rules.proxy.server import serve as run
 
     try:
         proxy = create_app(config, runtime)
+        tracing.setup()  # OTEL_* variables ask for traces: the otel extra must be there
     except OSError as exc:
         fail(f"cannot open the debug log: {exc}")
     except RulesError as exc:  # the bindings directory, a route's rules
         rules_error(exc)
-    except (ValueError, ImportError) as exc:  # a route's switch, its claude-code upstream
+    except (ValueError, ImportError) as exc:  # a route's switch, claude-code upstream, otel
         fail(str(exc))
     config = settings.config
     app = with_ops(proxy, config.upstream)  # without --upstream: the default route's
@@ -138,7 +140,7 @@ def serve(ctx: typer.Context, **params: Any) -> int:
         settings.port,
         settings.workers,
         proxy=proxy,
-        grace=settings.shutdown_grace,
+        grace=settings.drain_timeout,
         watch=params["watch_interval"] if params["watch"] else 0.0,
     )
     if not started:
@@ -154,6 +156,7 @@ def _option(setting: Setting) -> Any:
     if setting.default is None:
         kind = Optional[kind]  # noqa: UP045 - typer needs Optional on 3.10
     info = typer.Option(
+        *(setting.flags if setting.aliases else ()),  # typer's own (--x/--no-x) otherwise
         help=setting.help,
         metavar=setting.metavar,
         envvar=setting.env,

@@ -23,7 +23,7 @@ from bridge_rules import jsonio
 from bridge_rules.debuglog import DebugLog, omit_text
 from bridge_rules.engine import Engine, Runtime, Sealer, load
 from bridge_rules.gcpause import tune_for_serving
-from bridge_rules.proxy import endpoints, models_list, paths
+from bridge_rules.proxy import endpoints, models_list, paths, tracing
 from bridge_rules.proxy.body import (
     ClientGone,
     check_headers,
@@ -80,6 +80,8 @@ class ProxyApp:
             config.listen_host, config.allow_origins, config.allow_hosts
         )
         """Web pages' requests refused (``proxy.browsers``); :class:`OpsApp` asks it too."""
+        self.draining = False
+        """Set by SIGTERM/SIGINT (``proxy.lifecycle``): ``/readyz`` answers 503 from then on."""
         self.keys = KeyGuard.of(config, self._check_key_policies)
         """Client keys and their limits (``proxy.keyguard``); None without ``--keys``."""
         self.routes: dict[tuple[str, str], Route] = endpoints.dispatch({"healthz": healthz})
@@ -229,10 +231,14 @@ class ProxyApp:
             session = upstream.holds_session(rewritten)
             limited = self.keys.limited(caller, ex.reply.record, session)
         with limited:
-            if rewritten and len(ex.body) >= OFF_LOOP_BYTES:
-                await asyncio.to_thread(rewrite_request, ex, engine, self.debug, self.cache_on)
-            elif rewritten:
-                rewrite_request(ex, engine, self.debug, self.cache_on)
+            if rewritten:
+                with tracing.child("bridge_rules.rewrite", **tracing.rules(engine)):
+                    if len(ex.body) >= OFF_LOOP_BYTES:
+                        await asyncio.to_thread(
+                            rewrite_request, ex, engine, self.debug, self.cache_on
+                        )
+                    else:
+                        rewrite_request(ex, engine, self.debug, self.cache_on)
             await until_disconnect(upstream.send(ex, rewritten), receive, ex.reply.record)
 
     def _match_path(self, ex: Exchange, engine: Engine) -> None:
@@ -305,6 +311,7 @@ def size_cache(engine: Engine, config: ProxyConfig) -> None:
 def app_from_env() -> OpsApp:
     """Factory for ``uvicorn --factory`` worker processes (config in the environment)."""
     configure_logging()
+    tracing.setup()  # each worker its own exporter (after the fork, as the SDK requires)
     config = ProxyConfig.from_env()
     app = with_ops(create_app(config), config.upstream)
     tune_for_serving()

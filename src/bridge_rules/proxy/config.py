@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 ENV_VAR = "BRIDGE_RULES_SERVE_CONFIG"
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 """Where prometheus-client's workers keep their metric values; ``serve --workers N`` sets it."""
-DEFAULT_SHUTDOWN_GRACE: float = default("shutdown_grace")
+DEFAULT_SHUTDOWN_GRACE: float = default("drain_timeout")
 CLAUDE_CODE = "claude-code"
 """``--upstream claude-code``: answer with the Claude Code CLI (docs/claude-code-upstream.md)."""
 MISSING_SDK = (
@@ -150,7 +150,7 @@ class ServeSettings:
     host: str = "127.0.0.1"
     port: int = 8787
     workers: int = 1
-    shutdown_grace: float = DEFAULT_SHUTDOWN_GRACE
+    drain_timeout: float = DEFAULT_SHUTDOWN_GRACE
 
     @classmethod
     def check(
@@ -231,7 +231,7 @@ class ServeSettings:
             allow_hosts=tuple(map(str, options.get("allow_host") or ())),
             **fields,
         )
-        grace = options.get("shutdown_grace", DEFAULT_SHUTDOWN_GRACE)
+        grace = options.get("drain_timeout", DEFAULT_SHUTDOWN_GRACE)
         return cls(config, options["host"], options["port"], options["workers"], grace), problems
 
 

@@ -1,9 +1,8 @@
 """One request to the upstream and its answer back to the client.
 
-Three ways back: untouched (gate closed, errors, other paths, count_tokens),
-a rewritten SSE stream sent event by event as the rewriter yields it, or a
-rewritten JSON message with a recomputed ``content-length`` (the upstream's own
-bytes, decoded, when the rewrite changed nothing in it).
+Three ways back: untouched (gate closed, errors, other paths, count_tokens), a rewritten
+SSE stream sent event by event as the rewriter yields it, or a rewritten JSON message with
+a recomputed ``content-length`` (the upstream's own bytes when nothing in it changed).
 
 An answer is rewritten only when it can be read: a status HTTP defines (else 502), every
 content coding undone by ``proxy.coding`` (else it goes back untouched, its
@@ -27,7 +26,7 @@ import aiohttp
 from bridge_rules import jsonio
 from bridge_rules.debuglog import DebugLog
 from bridge_rules.gcpause import paused_for
-from bridge_rules.proxy import paths
+from bridge_rules.proxy import paths, tracing
 from bridge_rules.proxy.coding import Decoder, Undecodable, codings, decodable, decoded
 from bridge_rules.proxy.endpoints import ANSWER_REWRITTEN
 from bridge_rules.proxy.errors import ProxyError, UpstreamAborted, sse_error_event
@@ -105,44 +104,46 @@ async def forward(upstream: Upstream, ex: Exchange) -> None:
         headers = [h for h in headers if h[0] not in CREDENTIAL_HEADERS] + ex.upstream_auth
     record = ex.reply.record
     sent = time.perf_counter()
-    response = await upstream.send(ex.scope, headers, ex.body)
+    with tracing.upstream_call(headers):  # its traceparent goes upstream
+        response = await upstream.send(ex.scope, headers, ex.body)
     try:
-        record.upstream_ms = round((time.perf_counter() - sent) * 1000, 3)
-        record.upstream_status = response.status
-        if ex.debug_log is not None:
-            ex.debug["response_headers"] = redact(response.raw_headers)
-        if not 200 <= response.status <= 599:  # 1xx are read by aiohttp; a final one is not
-            raise ProxyError(
-                502,
-                f"the upstream answered with status {response.status}, which is not a final "
-                "HTTP status (200-599, RFC 9110 15)",
-            )
-        if ex.scope["path"] == paths.COUNT_TOKENS and response.status in paths.NO_COUNTING:
-            raise ProxyError(404, paths.NOT_COUNTED)
-        applied = codings(response.headers.get("content-encoding"))
-        is_sse = _is_sse(response.headers.get("content-type"), record.stream is True)
-        bodied = response.status not in NO_CONTENT and ex.scope["method"] != "HEAD"
-        if guarded and bodied and response.status < 400:
-            content_type = response.headers.get("content-type")
-            refused = refusal(response.status, applied, content_type, is_sse)
-            if refused is not None:
-                raise ProxyError(502, refused)
-        if turn is not None and messages and response.status < 400 and not decodable(applied):
-            log.warning(
-                "not rewriting the answer on %s: the upstream encoded it with %s, which "
-                "bridge-rules cannot decode; it goes to the client as sent",
-                record.path,
-                ", ".join(applied),
-            )
-            turn = None
-        if not bodied:
-            is_sse, turn, guarded = False, None, False  # no body to rewrite or add to
-        if (turn is None and not guarded) or response.status >= 400 or not messages:
-            await _untouched(upstream, ex, response, is_sse and messages, bool(applied))
-        elif is_sse:
-            await _stream(upstream, turn, ex, response, applied, guarded=guarded)
-        else:
-            await _message(upstream, turn, ex, response, applied, guarded=guarded)
+        with tracing.child("bridge_rules.way_back"):
+            record.upstream_ms = round((time.perf_counter() - sent) * 1000, 3)
+            record.upstream_status = response.status
+            if ex.debug_log is not None:
+                ex.debug["response_headers"] = redact(response.raw_headers)
+            if not 200 <= response.status <= 599:  # 1xx are read by aiohttp; a final one is not
+                raise ProxyError(
+                    502,
+                    f"the upstream answered with status {response.status}, which is not a final "
+                    "HTTP status (200-599, RFC 9110 15)",
+                )
+            if ex.scope["path"] == paths.COUNT_TOKENS and response.status in paths.NO_COUNTING:
+                raise ProxyError(404, paths.NOT_COUNTED)
+            applied = codings(response.headers.get("content-encoding"))
+            is_sse = _is_sse(response.headers.get("content-type"), record.stream is True)
+            bodied = response.status not in NO_CONTENT and ex.scope["method"] != "HEAD"
+            if guarded and bodied and response.status < 400:
+                content_type = response.headers.get("content-type")
+                refused = refusal(response.status, applied, content_type, is_sse)
+                if refused is not None:
+                    raise ProxyError(502, refused)
+            if turn is not None and messages and response.status < 400 and not decodable(applied):
+                log.warning(
+                    "not rewriting the answer on %s: the upstream encoded it with %s, which "
+                    "bridge-rules cannot decode; it goes to the client as sent",
+                    record.path,
+                    ", ".join(applied),
+                )
+                turn = None
+            if not bodied:
+                is_sse, turn, guarded = False, None, False  # no body to rewrite or add to
+            if (turn is None and not guarded) or response.status >= 400 or not messages:
+                await _untouched(upstream, ex, response, is_sse and messages, bool(applied))
+            elif is_sse:
+                await _stream(upstream, turn, ex, response, applied, guarded=guarded)
+            else:
+                await _message(upstream, turn, ex, response, applied, guarded=guarded)
     finally:
         response.close()
 

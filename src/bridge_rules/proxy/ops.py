@@ -32,12 +32,12 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from bridge_rules.proxy import endpoints
+from bridge_rules.proxy import endpoints, tracing
 from bridge_rules.proxy.browsers import BrowserRules
 from bridge_rules.proxy.errors import ProxyError, error_body
 from bridge_rules.proxy.httpupstream import reachable
 from bridge_rules.proxy.metrics import Metrics, route_label
-from bridge_rules.proxy.obs import CURRENT_REQUEST, RequestContext
+from bridge_rules.proxy.obs import CURRENT_REQUEST, AccessRecord, RequestContext
 
 if TYPE_CHECKING:
     from bridge_rules.proxy.keyguard import KeyGuard
@@ -58,6 +58,8 @@ class Served(Protocol):
 
     browsers: BrowserRules
     """Web pages' requests refused: ``/readyz`` and ``/metrics`` too."""
+    draining: bool
+    """Set by SIGTERM/SIGINT (``proxy.lifecycle``): ``/readyz`` answers 503 from then on."""
     keys: KeyGuard | None
     """Client keys (``serve --keys``): ``/metrics`` and ``/readyz``'s detail need an admin's."""
 
@@ -112,8 +114,21 @@ class OpsApp:
         await _reply(send, 200, headers, body, head=head)
 
     async def _tracked(self, scope: Message, receive: Any, send: Any) -> None:
+        if tracing.on():
+            with tracing.request(scope["headers"], scope["method"]):
+                await self._counted(scope, receive, send, self._observe_traced)
+            return
+        await self._counted(scope, receive, send, self.metrics.observe)
+
+    def _observe_traced(self, record: AccessRecord) -> None:
+        self.metrics.observe(record)
+        tracing.finish(record)
+
+    async def _counted(
+        self, scope: Message, receive: Any, send: Any, observe: Callable[[AccessRecord], None]
+    ) -> None:
         request_id = _request_id(scope)
-        token = CURRENT_REQUEST.set(RequestContext(request_id, self.metrics.observe))
+        token = CURRENT_REQUEST.set(RequestContext(request_id, observe))
         started = time.perf_counter()
         duration, response_start = self.metrics.timed(route_label(scope["path"]))
         header = (b"x-request-id", request_id.encode())
@@ -148,16 +163,18 @@ class OpsApp:
     async def _readyz(self, send: Any, head: bool, admin: ProxyError | None = None) -> None:
         detail = admin is None
         problem = await self._upstream_problem()
-        ready = problem is None
+        draining = self.served is not None and self.served.draining
+        ready = problem is None and not draining
         if not detail:  # a probe without an admin key learns ready or not, nothing more
             body = json.dumps({"status": "ready" if ready else "not ready"}).encode()
             await _reply(send, 200 if ready else 503, _JSON, body, head)
             return
         doc: dict[str, Any] = {
-            "status": "ready" if ready else "not ready",
+            # SIGTERM: 503 at once, so the balancer stops sending before the drain ends
+            "status": "ready" if ready else "not ready" if problem else "draining",
             "rules": "loaded",
             "rules_hash": None if self.served is None else self.served.rules_hash,
-            "upstream": "reachable" if ready else f"unreachable: {problem}",
+            "upstream": "reachable" if problem is None else f"unreachable: {problem}",
         }
         routes = None if self.served is None else self.served.routes_status
         if routes is not None:  # each route's rules, and a reload that kept the old ones

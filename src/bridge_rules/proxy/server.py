@@ -27,7 +27,7 @@ from bridge_rules.proxy.config import (
     ProxyConfig,
 )
 from bridge_rules.proxy.guard import GuardedHttp, limit
-from bridge_rules.proxy.lifecycle import announce, run_many, run_one
+from bridge_rules.proxy.lifecycle import WORKER_WATCH, announce, run_many, run_one
 from bridge_rules.proxy.obs import configure_logging
 
 UVICORN_OPTIONS: dict[str, Any] = {
@@ -57,14 +57,12 @@ def serve(
     listening socket. False when one worker could not start. Signals and the start line:
     :mod:`bridge_rules.proxy.lifecycle`."""
     configure_logging()
-    if watch > 0:  # --watch: a change to the rule files is a SIGHUP (proxy/watch.py)
-        from bridge_rules.proxy.watch import Watcher, watched_paths
+    if watch > 0 and workers > 1:  # each worker watches for itself (proxy.lifecycle)
+        os.environ[WORKER_WATCH] = str(watch)
+    elif watch > 0:  # --watch: a change to the rule files is a SIGHUP (proxy/watch.py)
+        from bridge_rules.proxy.watch import watcher_of
 
-        route_rules = [r for route in config.routes for r in route.rules]
-        paths = watched_paths(config.rules, route_rules, config.bindings_dir)
-        if config.keys:
-            paths.append(config.keys)
-        Watcher(paths, watch).start()
+        watcher_of(config, watch).start()
     options = {**UVICORN_OPTIONS, "timeout_graceful_shutdown": grace}
     if workers <= 1:
         tune_for_serving()
@@ -77,7 +75,7 @@ def serve(
     os.environ[ENV_VAR] = config.to_env()
     with _shared_metrics(), _shared_limits(proxy):
         uv_config = uvicorn.Config(
-            "bridge_rules.proxy.app:app_from_env",
+            "bridge_rules.proxy.lifecycle:worker_app",
             factory=True,
             workers=workers,
             host=host,

@@ -66,6 +66,9 @@ class Setting:
     """Refused by the flag parser itself below this (typer's ``min``)."""
     shared: bool = False
     """The option every command takes (``--rules``): ``serve`` reuses it as it is."""
+    aliases: tuple[str, ...] = ()
+    """Former names of the same setting, as a flag and a ``--config`` key (the variable is
+    the setting's own only: no former one was ever read): one setting, either name."""
 
     @property
     def flag(self) -> str:
@@ -78,6 +81,11 @@ class Setting:
     @property
     def key(self) -> str:
         return self.name.replace("_", "-")
+
+    @property
+    def flags(self) -> list[str]:
+        """The flag, then each alias's."""
+        return [self.flag, *("--" + a.replace("_", "-") for a in self.aliases)]
 
     def problem(self, value: Any) -> str | None:
         """Why ``value`` cannot be this setting, in a sentence naming the flag, or None."""
@@ -147,9 +155,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("bindings_dir", str, None, "A directory of YAML files of bindings laid over the "
             "rules (one origin per file), read at start and again on reload; see "
             "docs/bindings.md.", metavar="DIR", check=directory),
-    Setting("shutdown_grace", float, 30.0, "Seconds SIGTERM or SIGINT lets in-flight "
-            "requests finish before they are cut; serve then exits 0.", metavar="SECONDS",
-            check=lambda v: "must be 0 (cut at once) or more" if v < 0 else None, proxy=False),
+    Setting("drain_timeout", float, 30.0, "Seconds SIGTERM or SIGINT lets in-flight "
+            "requests (streams too) finish before they are cut; /readyz answers 503 and new "
+            "connections are refused from the signal on; serve then exits 0. Also "
+            "--shutdown-grace (its former name).", metavar="SECONDS",
+            check=lambda v: "must be 0 (cut at once) or more" if v < 0 else None, proxy=False,
+            aliases=("shutdown_grace",)),
     Setting("debug_log", str, None, "Append a JSON line per request (credentials redacted) to "
             "this file."),
     Setting("log_prompts", bool, False, "Put prompt and response text in the debug log too."),
@@ -173,6 +184,8 @@ SETTINGS: tuple[Setting, ...] = (
 """``serve``'s settings in the order ``--help`` lists them."""
 
 BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
+ALIASES: dict[str, str] = {alias: s.name for s in SETTINGS for alias in s.aliases}
+"""A former name of a setting -> its name (``shutdown_grace`` -> ``drain_timeout``)."""
 ROUTE_SETTINGS = tuple(s.name for s in SETTINGS if s.route)
 """Settings a route of ``routes:`` may set for itself."""
 PROXY_FIELDS = tuple(s.name for s in SETTINGS if s.proxy)

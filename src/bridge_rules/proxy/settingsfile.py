@@ -11,7 +11,7 @@ from typing import Any
 
 from bridge_rules.proxy.config import Problem, SettingProblem
 from bridge_rules.proxy.routespec import RouteSpec, parse_routes, route_places
-from bridge_rules.proxy.settings import BY_NAME, SETTINGS, file_value
+from bridge_rules.proxy.settings import ALIASES, BY_NAME, SETTINGS, file_value
 
 
 @dataclass(frozen=True)
@@ -69,6 +69,7 @@ def read_settings(path: str, options: Mapping[str, bool] | None = None) -> Setti
     routes: tuple[RouteSpec, ...] = ()
     for key, setting in doc.data.items():
         name = str(key).replace("-", "_")
+        name = ALIASES.get(name, name)
         if name == "routes":
             routes, found = parse_routes(setting, doc.source_map, key)
             problems += [SettingProblem(message, at) for message, at in found]

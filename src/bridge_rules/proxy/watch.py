@@ -6,7 +6,9 @@ fingerprint of every rule path (``--rules``, each route's rules, ``--bindings-di
 file's resolved path, device, inode, size and mtime, symbolic links followed, so the swap of
 ``..data`` changes it even though no key file is written. On a change it sends this process
 SIGHUP, so the reload is the SIGHUP reload itself (per route, old rules kept when the new
-ones fail, ``/readyz`` saying so) and ``--workers N`` reloads every worker. Polling needs no
+ones fail, ``/readyz`` saying so). With ``--workers N`` each worker runs a watcher of its
+own (primed before it reads the rules) and reloads in place: nothing passes between
+processes, so no worker can miss a swap while it starts. Polling needs no
 inotify (which misses a rename of a parent link) and no dependency; its cost is a few stat
 calls per interval.
 """
@@ -17,6 +19,10 @@ import os
 import signal
 import threading
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from bridge_rules.proxy.config import ProxyConfig
 
 Fingerprint = tuple[tuple[str, int, int, int, int], ...]
 
@@ -59,8 +65,15 @@ class Watcher:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="bridge-rules-watch", daemon=True)
 
-    def start(self) -> None:
+    def prime(self) -> Watcher:
+        """Take the fingerprint now (before the rules are read), so that a change made
+        while they load is seen by the first poll."""
         self._last = fingerprint(self.paths)
+        return self
+
+    def start(self) -> None:
+        if not hasattr(self, "_last"):
+            self.prime()
         self._thread.start()
 
     def stop(self) -> None:
@@ -74,6 +87,15 @@ class Watcher:
             if now != self._last and signal.getsignal(signal.SIGHUP) not in _NOT_YET:
                 self._last = now
                 os.kill(os.getpid(), signal.SIGHUP)
+
+
+def watcher_of(config: ProxyConfig, interval: float) -> Watcher:
+    """The watcher of every rule path ``config`` reads."""
+    route_rules = [r for route in config.routes for r in route.rules]
+    paths = watched_paths(config.rules, route_rules, config.bindings_dir)
+    if config.keys:  # serve --keys: the keys file is read again on a reload too
+        paths.append(config.keys)
+    return Watcher(paths, interval)
 
 
 def watched_paths(
