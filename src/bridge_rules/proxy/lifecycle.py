@@ -46,6 +46,7 @@ from bridge_rules.proxy.keyfile import KeysError
 from bridge_rules.proxy.keyguard import check_policies, policies_of
 from bridge_rules.proxy.keys import KeyRing
 from bridge_rules.proxy.ops import OpsApp
+from bridge_rules.proxy.parentdeath import die_with_parent
 
 log = logging.getLogger("bridge_rules.proxy.lifecycle")
 log.setLevel(logging.INFO)
@@ -173,7 +174,9 @@ async def reload_rules(proxy: ProxyApp) -> None:
 def worker_app() -> OpsApp:
     """Factory of each ``--workers N`` process: the app of :func:`app_from_env`, which
     reloads its own rules in place on SIGHUP (sent by the supervisor), as one worker does,
-    and whose ``/readyz`` turns 503 as soon as SIGTERM starts the drain."""
+    and whose ``/readyz`` turns 503 as soon as SIGTERM starts the drain. It drains too when
+    the supervisor dies (``proxy.parentdeath``)."""
+    die_with_parent()
     watch = float(os.environ.get(WORKER_WATCH, "0"))
     watcher = None
     if watch > 0:  # serve --watch: primed before the rules are read
