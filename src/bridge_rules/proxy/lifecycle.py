@@ -16,7 +16,7 @@ What an operator's tool does, as nginx and gunicorn do it:
   rules. Rules that do not load leave the old ones in place and the located errors are
   logged. With ``--workers N`` the supervisor checks the rules first (the same way) and only
   if they load passes SIGHUP on to every worker, which reloads in place as one worker does
-  (:func:`worker_app`): no restart, so every worker has the new rules within one build of
+  (``proxy.worker``): no restart, so every worker has the new rules within one build of
   them (a rolling restart took over 3 s for two). ``/readyz`` shows each worker's hash.
 
 Every line here is a JSON object with an ``event``, as the access lines are.
@@ -40,13 +40,11 @@ from uvicorn.supervisors import Multiprocess
 
 from bridge_rules import jsonio
 from bridge_rules.diagnostics import RulesError
-from bridge_rules.proxy.app import ProxyApp, app_from_env, build_engine
+from bridge_rules.proxy.app import ProxyApp, build_engine
 from bridge_rules.proxy.config import ProxyConfig
 from bridge_rules.proxy.keyfile import KeysError
 from bridge_rules.proxy.keyguard import check_policies, policies_of
 from bridge_rules.proxy.keys import KeyRing
-from bridge_rules.proxy.ops import OpsApp
-from bridge_rules.proxy.parentdeath import die_with_parent
 
 log = logging.getLogger("bridge_rules.proxy.lifecycle")
 log.setLevel(logging.INFO)
@@ -169,52 +167,6 @@ async def reload_rules(proxy: ProxyApp) -> None:
         _failed(exc, previous)
         return
     event("serve.reload", rules_hash=proxy.rules_hash, previous=previous, pid=os.getpid())
-
-
-def worker_app() -> OpsApp:
-    """Factory of each ``--workers N`` process: the app of :func:`app_from_env`, which
-    reloads its own rules in place on SIGHUP (sent by the supervisor), as one worker does,
-    and whose ``/readyz`` turns 503 as soon as SIGTERM starts the drain. It drains too when
-    the supervisor dies (``proxy.parentdeath``)."""
-    die_with_parent()
-    watch = float(os.environ.get(WORKER_WATCH, "0"))
-    watcher = None
-    if watch > 0:  # serve --watch: primed before the rules are read
-        from bridge_rules.proxy.watch import watcher_of
-
-        watcher = watcher_of(ProxyConfig.from_env(), watch).prime()
-    app = app_from_env()
-    proxy = app.app
-    loop = asyncio.get_running_loop()  # uvicorn calls the factory inside its loop
-    lock = asyncio.Lock()
-    tasks: set[asyncio.Task[None]] = set()
-
-    async def one_at_a_time() -> None:
-        async with lock:
-            await reload_rules(proxy)
-
-    def hangup() -> None:
-        task = loop.create_task(one_at_a_time())
-        tasks.add(task)
-        task.add_done_callback(tasks.discard)
-
-    loop.add_signal_handler(signal.SIGHUP, hangup)
-    if watcher is not None:
-        watcher.start()  # a change is a SIGHUP to this worker
-    # uvicorn's handler of SIGTERM/SIGINT is installed before the factory runs: wrap it
-    for sig in DRAIN_SIGNALS:
-        drain = signal.getsignal(sig)
-        if callable(drain):
-            signal.signal(sig, _draining(proxy, drain))
-    return app
-
-
-def _draining(proxy: ProxyApp, then: Callable[[int, Any], Any]) -> Callable[[int, Any], None]:
-    def handler(sig: int, frame: Any) -> None:
-        proxy.draining = True
-        then(sig, frame)
-
-    return handler
 
 
 class Supervisor(Multiprocess):

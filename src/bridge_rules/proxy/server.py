@@ -75,7 +75,7 @@ def serve(
     os.environ[ENV_VAR] = config.to_env()
     with _shared_metrics(), _shared_limits(proxy):
         uv_config = uvicorn.Config(
-            "bridge_rules.proxy.lifecycle:worker_app",
+            "bridge_rules.proxy.worker:worker_app",
             factory=True,
             workers=workers,
             host=host,
