@@ -94,11 +94,11 @@ def _hammer(path: str, rounds: int, seen: object) -> None:
     counters = Counters(path)
     limits = Limits(concurrent=3)
     for _ in range(rounds):
-        if counters.acquire("shared", limits, session=False) is None:
-            flight, _ = counters.in_flight("shared")
+        if counters.acquire("team", limits, session=False) is None:
+            flight, _ = counters.in_flight("team")
             with seen.get_lock():  # type: ignore[attr-defined]
                 seen.value = max(seen.value, flight)  # type: ignore[attr-defined]
-            counters.release("shared", session=False)
+            counters.release("team", session=False)
     counters.close()
 
 
@@ -113,7 +113,7 @@ def test_the_counter_file_never_lets_more_in_than_the_limit(tmp_path: Path) -> N
         proc.join(60)
     assert [p.exitcode for p in procs] == [0] * 6
     assert 1 <= seen.value <= 3
-    assert Counters(path).in_flight("shared") == (0, 0)  # every acquire released
+    assert Counters(path).in_flight("team") == (0, 0)  # every acquire released
 
 
 @settings(max_examples=60, deadline=None)
