@@ -241,6 +241,7 @@ COMMAND_MODULES = (
     "transform_cmd",
     "serve_cmd",
     "pin_cmd",
+    "lsp_cmd",
 )
 
 
