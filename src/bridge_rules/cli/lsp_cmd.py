@@ -3,7 +3,6 @@ schema`` (where the rule files' JSON Schema is, for an editor's YAML support).""
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from typing import Annotated
 
@@ -12,6 +11,8 @@ import typer
 from bridge_rules.cli.app import app, fail
 from bridge_rules.diagnostics import EXIT_OK
 
+LSP_PACKAGES = frozenset({"pygls", "lsprotocol", "cattrs", "attrs"})
+"""What the ``lsp`` extra brings (pygls's own dependencies too)."""
 MISSING_LSP = "bridge-rules lsp needs pygls and lsprotocol: pip install 'bridge-rules[lsp]'"
 
 
@@ -26,9 +27,12 @@ def lsp(
     Diagnostics are `lint`'s as you type; hover shows `explain`; go to definition leads to
     the deciding rule. Exit status: 0 when the editor ends it, 2 without the `lsp` extra.
     """
-    if any(importlib.util.find_spec(m) is None for m in ("pygls", "lsprotocol")):
+    try:
+        from bridge_rules.lsp.server import main
+    except ImportError as exc:
+        if (exc.name or "").partition(".")[0] not in LSP_PACKAGES:
+            raise
         fail(MISSING_LSP)
-    from bridge_rules.lsp.server import main
 
     main()
     return EXIT_OK
