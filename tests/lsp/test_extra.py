@@ -40,7 +40,7 @@ def _python(code: str, cwd: Path, blocked: Path | None = None) -> subprocess.Com
     [
         ["--help"],
         ["lint", str(RULES)],
-        ["explain", "stop_task", "--rules", str(RULES)],
+        ["explain", "get_task", "--rules", str(RULES)],
         ["codes", "BR301"],
         ["schema", "--path"],
         ["lsp", "--help"],
