@@ -30,6 +30,8 @@ ARGV = {
     ("pin", "show"): ["a@1"],
     ("pin", "diff"): ["a@1", "a@2"],
     ("pin", "check"): ["a.json"],
+    ("lsp",): [],
+    ("schema",): [],
 }
 
 
