@@ -225,9 +225,12 @@ def _exact_version(value: object) -> object:
 class RuleFile(Strict):
     """One rule file. Several files compose: later ones overlay earlier ones."""
 
-    version: Annotated[Literal[1], BeforeValidator(_exact_version)] = Field(alias="bridge-rules")
-    name: str | None = None
-    description: str | None = None
+    version: Annotated[Literal[1], BeforeValidator(_exact_version)] = Field(
+        alias="bridge-rules",
+        description="The rule format's version: `1`. Also how discovery tells a rule file.",
+    )
+    name: str | None = Field(None, description="A name for this rule set, shown by `explain`.")
+    description: str | None = Field(None, description="What these rules are for, in prose.")
     extends: str | list[str] | None = Field(
         None, description="Profiles (by name) or files (relative paths) this file builds on."
     )
@@ -236,25 +239,53 @@ class RuleFile(Strict):
     local_tools: list[str] = Field(
         default_factory=list, description="Local tool names the rules should know about."
     )
-    gate: Gate | None = None
-    names: list[Stage] | None = None
-    inbound: Inbound | None = None
-    wire_names: WireNames | None = None
-    schemas: SchemaRules | None = None
-    bindings: list[Binding] | None = None
+    gate: Gate | None = Field(
+        None, description="When the rules apply at all: API, model id, environment switches."
+    )
+    names: list[Stage] | None = Field(
+        None,
+        description="Stages that turn a local tool name into its wire name; first match wins.",
+    )
+    inbound: Inbound | None = Field(
+        None, description="How a wire name the model calls maps back to a local tool."
+    )
+    wire_names: WireNames | None = Field(
+        None,
+        description="What happens to a tool name the API would reject, and to two tools "
+        "under one name.",
+    )
+    schemas: SchemaRules | None = Field(
+        None, description="Tool schemas rewritten for a target API (`anthropic`, `gemini`, ...)."
+    )
+    bindings: list[Binding] | None = Field(
+        None, description="Local tools bound to wire tools, with argument operations."
+    )
     repair: list[Repair] | None = Field(
         None, description="Argument repair for local tools (aliases, coercion, shorthand)."
     )
-    text: TextRules | None = None
-    filters: Filters | None = None
-    policy: Policy | None = None
-    debug_log: DebugLogSetting | None = None
+    text: TextRules | None = Field(
+        None,
+        description="Rewrites of the system prompt's text, and tool calls a model wrote as "
+        "text made real.",
+    )
+    filters: Filters | None = Field(
+        None, description="Local tools never sent, and bridged duplicates dropped."
+    )
+    policy: Policy | None = Field(
+        None, description="Which tools may pass: allow and deny patterns, named switches."
+    )
+    debug_log: DebugLogSetting | None = Field(
+        None, description="The environment variable that names a debug log file."
+    )
     models: dict[str, ModelEntry] | None = Field(
         None,
         description="Model-id glob -> what that model accepts (docs/models.md); later files "
         "overlay an entry field by field.",
     )
-    suppress: list[Suppression] = Field(default_factory=list)
+    suppress: list[Suppression] = Field(
+        default_factory=list,
+        description="Lint findings silenced in this file: `{code, reason, match}` each.",
+    )
 
     def extends_list(self) -> list[str]:
         if self.extends is None:

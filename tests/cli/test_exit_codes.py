@@ -33,6 +33,8 @@ ARGV = {
     ("keys", "new"): ["team-a"],
     ("keys", "list"): [],
     ("keys", "revoke"): ["team-a"],
+    ("lsp",): [],
+    ("schema",): [],
 }
 
 

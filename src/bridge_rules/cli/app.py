@@ -244,6 +244,7 @@ COMMAND_MODULES = (
     "serve_cmd",
     "pin_cmd",
     "keys_cmd",
+    "lsp_cmd",
 )
 
 

@@ -11,6 +11,9 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -22,6 +25,7 @@ from bridge_rules.source import SourceMap, Span
 
 __all__ = [
     "Document",
+    "buffers",
     "describe",
     "kernel_directory",
     "parse_text",
@@ -223,10 +227,35 @@ def kernel_directory(path: Path, name: str) -> Diagnostic | None:
     return error("BR001", msg + " filesystem", Span(name))
 
 
+_BUFFERS: ContextVar[Mapping[str, str] | None] = ContextVar("bridge_rules_buffers", default=None)
+
+
+@contextmanager
+def buffers(texts: Mapping[str, str]) -> Iterator[None]:
+    """Within this block, read these texts (keyed by absolute path) in place of the files on
+    disk: an editor's unsaved buffers, so that ``bridge-rules lsp`` checks what the user sees
+    with this same loader and every check after it, never a second parser."""
+    token = _BUFFERS.set(texts)
+    try:
+        yield
+    finally:
+        _BUFFERS.reset(token)
+
+
 def read_file(path: Path, display: str | None = None) -> tuple[Document | None, list[Diagnostic]]:
-    """Read and parse one rule file from disk."""
+    """Read and parse one rule file from disk (or from an editor's buffer, :func:`buffers`)."""
     name = display or str(path)
-    raw, diags = read_bytes(path, name)
+    opened = _BUFFERS.get()
+    text = opened.get(os.path.abspath(path)) if opened else None
+    if text is None:
+        raw, diags = read_bytes(path, name)
+    else:  # what the editor holds, encoded as saving it would
+        raw, diags = text.encode("utf-8", "replace"), []
+        if len(raw) > MAX_FILE_BYTES:
+            raw, diags = (
+                None,
+                [error("BR010", f"rule file is over {MAX_FILE_BYTES} bytes", Span(name))],
+            )
     if raw is None:
         return None, diags
     text, diags = _decode(raw, name)

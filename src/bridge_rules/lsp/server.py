@@ -1,0 +1,183 @@
+"""``bridge-rules lsp``: the rule files of a project, checked as you type, over stdio.
+
+pygls speaks the protocol; :class:`~bridge_rules.lsp.workspace.Workspace` decides what to
+check and runs ``lint``'s own analysis; :mod:`~bridge_rules.lsp.navigate` and
+:mod:`~bridge_rules.lsp.edits` answer from the last analysis that compiled, so hover and
+completion keep working while a file is broken mid-edit. Only this package imports pygls,
+and only ``bridge-rules lsp`` imports this package.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from bridge_rules.diagnostics import Diagnostic
+from bridge_rules.lsp import edits, navigate
+from bridge_rules.lsp.convert import to_lsp, word_at
+from bridge_rules.lsp.workspace import Workspace, absolute
+from bridge_rules.runtime import Runtime
+from bridge_rules.version import __version__
+
+_TOOL_KEY = re.compile(r"^\s*-?\s*(?:local|wire):\s*['\"]?([^\s'\"]+)")
+
+
+def path_of(uri: str) -> str:
+    return os.path.abspath(unquote(urlparse(uri).path))
+
+
+class RulesServer(LanguageServer):
+    """A pygls server holding one :class:`Workspace`."""
+
+    def __init__(self) -> None:
+        super().__init__("bridge-rules", __version__)
+        self.rules = Workspace(Path.cwd())
+
+    def lines(self, path: str) -> list[str]:
+        text = self.rules.texts.get(path)
+        if text is None:
+            try:
+                text = Path(path).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                return []
+        return text.splitlines()
+
+    def runtime(self, path: str) -> Runtime | None:
+        found = self.rules.analysis_for(path)
+        return found.runtime if found is not None else None
+
+    def check(self, path: str) -> None:
+        found = self.rules.check(path)
+        for file, diags in sorted(found.items()):
+            self.publish(file, diags)
+
+    def publish(self, file: str, diags: list[Diagnostic]) -> None:
+        lines = self.lines(file)
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(
+                uri=Path(file).as_uri(), diagnostics=[to_lsp(d, lines) for d in diags]
+            )
+        )
+
+
+server = RulesServer()
+
+
+@server.feature(types.INITIALIZED)
+def _initialized(ls: RulesServer, params: types.InitializedParams) -> None:
+    folders = ls.workspace.folders
+    root = ls.workspace.root_path or (
+        path_of(next(iter(folders.values())).uri) if folders else None
+    )
+    if root:
+        ls.rules = Workspace(Path(root))
+        os.chdir(root)  # spans are shown relative to the project, as `lint` at its root shows them
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+def _opened(ls: RulesServer, params: types.DidOpenTextDocumentParams) -> None:
+    path = path_of(params.text_document.uri)
+    ls.rules.texts[path] = params.text_document.text
+    ls.check(path)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+def _changed(ls: RulesServer, params: types.DidChangeTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    path = path_of(uri)
+    ls.rules.texts[path] = ls.workspace.get_text_document(uri).source
+    ls.check(path)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+def _saved(ls: RulesServer, params: types.DidSaveTextDocumentParams) -> None:
+    ls.check(path_of(params.text_document.uri))
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+def _closed(ls: RulesServer, params: types.DidCloseTextDocumentParams) -> None:
+    path = path_of(params.text_document.uri)
+    ls.rules.texts.pop(path, None)
+    ls.check(path)  # back to what is on disk, for the files that extend it too
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+def _watched(ls: RulesServer, params: types.DidChangeWatchedFilesParams) -> None:
+    for change in params.changes:
+        ls.check(path_of(change.uri))
+
+
+@server.feature(types.TEXT_DOCUMENT_HOVER)
+def _hover(ls: RulesServer, params: types.HoverParams) -> types.Hover | None:
+    path = path_of(params.text_document.uri)
+    lines = ls.lines(path)
+    found = word_at(lines, params.position)
+    if found is None:
+        return None
+    word, at = found
+    text = navigate.hover_text(ls.runtime(path), word, _enclosing_tool(lines, params.position.line))
+    if text is None:
+        return None
+    return types.Hover(
+        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text), range=at
+    )
+
+
+def _enclosing_tool(lines: list[str], line: int) -> str | None:
+    """The ``wire`` (else ``local``) of the binding around ``line``, for a field's hover."""
+    for index in range(line, max(line - 40, -1), -1):
+        hit = _TOOL_KEY.match(lines[index]) if index < len(lines) else None
+        if hit:
+            return hit.group(1)
+    return None
+
+
+@server.feature(types.TEXT_DOCUMENT_DEFINITION)
+def _definition(ls: RulesServer, params: types.DefinitionParams) -> types.Location | None:
+    path = path_of(params.text_document.uri)
+    lines = ls.lines(path)
+    found = word_at(lines, params.position)
+    if found is None:
+        return None
+    return navigate.definition(ls.runtime(path), found[0], lines[params.position.line])
+
+
+@server.feature(
+    types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=[" ", "-", "{"])
+)
+def _complete(ls: RulesServer, params: types.CompletionParams) -> types.CompletionList:
+    items = edits.completions(ls.runtime(path_of(params.text_document.uri)))
+    return types.CompletionList(is_incomplete=False, items=items)
+
+
+@server.feature(
+    types.TEXT_DOCUMENT_CODE_ACTION,
+    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+)
+def _actions(ls: RulesServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    uri = params.text_document.uri
+    path = path_of(uri)
+    return edits.code_actions(
+        uri, ls.rules.shown_name(path), ls.lines(path), list(params.context.diagnostics)
+    )
+
+
+@server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+def _symbols(ls: RulesServer, params: types.DocumentSymbolParams) -> list[types.DocumentSymbol]:
+    path = path_of(params.text_document.uri)
+    rt = ls.runtime(path)
+    if rt is None:
+        return []
+    for sourced in rt.rules.files:
+        if absolute(sourced.doc.path) == path:
+            return edits.symbols(sourced.doc.data, sourced.doc.source_map)
+    return []
+
+
+def main() -> None:
+    server.start_io()

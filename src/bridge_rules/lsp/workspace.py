@@ -1,0 +1,148 @@
+"""The language server's view of a project: which rule sets ``lint`` would check, the
+editor's unsaved buffers, and the last analysis of each rule set.
+
+Nothing here parses or checks rules itself: every rule set goes through
+:func:`bridge_rules.lint.analysis.analyse`, the function ``bridge-rules lint`` and
+``bridge_rules.load()`` call, with the open buffers read in place of the files on disk
+(:func:`bridge_rules.loader.buffers`). So a diagnostic in the editor is a line of ``lint``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bridge_rules.diagnostics import Diagnostic
+from bridge_rules.lint.analysis import Analysis, analyse
+from bridge_rules.lint.discover import DiscoveryError, discover
+from bridge_rules.loader import buffers
+from bridge_rules.resources import display_root
+
+Target = str | list[str]
+
+
+def absolute(shown: str) -> str:
+    """A file as diagnostics and traces show it, back to a path on disk: relative to the
+    project (the server's working directory), or a packaged file relative to the package."""
+    if os.path.isabs(shown):
+        return shown
+    here = os.path.abspath(shown)
+    if os.path.exists(here):
+        return here
+    return str(display_root() / shown)
+
+
+def is_rule_text(text: str) -> bool:
+    """Whether a buffer is a rule file: its first key is ``bridge-rules:``, as discovery asks
+    of the YAML under ``rules/`` (comments and a modeline may come first)."""
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped and not stripped.startswith(("#", "---")):
+            return stripped.startswith("bridge-rules:")
+    return False
+
+
+@dataclass
+class Workspace:
+    """One project root; paths are absolute, as the editor's URIs name them."""
+
+    root: Path
+    texts: dict[str, str] = field(default_factory=dict)
+    """Open buffers by absolute path: what the editor shows, saved or not."""
+    last: dict[str, Analysis] = field(default_factory=dict)
+    """The latest analysis of each rule set (keyed by its target's first file)."""
+    good: dict[str, Analysis] = field(default_factory=dict)
+    """The latest analysis that compiled: hover, definition and completion keep using it
+    while the file is broken mid-edit."""
+    deps: dict[str, set[str]] = field(default_factory=dict)
+    """Every file each rule set read (itself and what it extends), absolute."""
+    shown: dict[str, set[str]] = field(default_factory=dict)
+    """Files each rule set last published diagnostics for, to clear them when fixed."""
+    problem: str | None = None
+    """Why ``[tool.bridge-rules]`` could not be used, when it could not."""
+
+    def targets(self) -> dict[str, Target]:
+        """The rule sets ``lint`` finds in the project (each file alone, or all of them as
+        one when ``layered``), plus any open rule file it did not find (as ``lint FILE``)."""
+        found: dict[str, Target] = {}
+        try:
+            discovered = discover(self.root)
+            self.problem = None
+        except DiscoveryError as exc:
+            self.problem = str(exc)
+            discovered = None
+        if discovered is not None:
+            paths = [os.path.abspath(p) for p in discovered.paths]
+            if discovered.layered and paths:
+                found[paths[0]] = [self._shown(p) for p in paths]
+            else:
+                found.update({p: self._shown(p) for p in paths})
+        covered = {f for target in found.values() for f in _listed(target)}
+        for path, text in self.texts.items():
+            if path not in covered and self._shown(path) not in covered and is_rule_text(text):
+                found[path] = self._shown(path)
+        return found
+
+    def shown_name(self, path: str) -> str:
+        """``path`` as a finding in it names its file (relative to the project root)."""
+        return self._shown(path)
+
+    def _shown(self, path: str) -> str:
+        """A path as ``lint`` run at the project root names it on its command line."""
+        try:
+            return os.path.relpath(path, self.root) if path.startswith(str(self.root)) else path
+        except ValueError:
+            return path
+
+    def affected(self, path: str) -> dict[str, Target]:
+        """The rule sets to check again after ``path`` changed: its own, and every one that
+        read it (through ``extends``), as their last analysis recorded."""
+        return {
+            key: target
+            for key, target in self.targets().items()
+            if key == path or path in self.deps.get(key, {key})
+        }
+
+    def check(self, path: str) -> dict[str, list[Diagnostic]]:
+        """Analyse what ``path`` affects; the findings by absolute file, including an empty
+        list for each file whose findings are gone."""
+        out: dict[str, list[Diagnostic]] = {}
+        for key, target in self.affected(path).items():
+            analysis = self.analyse(target)
+            self.last[key] = analysis
+            if analysis.runtime is not None:
+                self.good[key] = analysis
+                self.deps[key] = {key} | {
+                    absolute(f.doc.path) for f in analysis.runtime.rules.files
+                }
+            else:
+                self.deps[key] = self.deps.get(key, set()) | {key}
+            files = {key, *self.shown.get(key, set())}
+            by_file: dict[str, list[Diagnostic]] = {f: [] for f in files}
+            for diag in analysis.diagnostics:
+                by_file.setdefault(absolute(diag.span.file), []).append(diag)
+            self.shown[key] = set(by_file)
+            for file, diags in by_file.items():
+                out.setdefault(file, []).extend(diags)
+        return out
+
+    def analyse(self, target: Target) -> Analysis:
+        """``lint``'s analysis of one rule set, run at the project root over the buffers."""
+        here = os.getcwd()
+        os.chdir(self.root)
+        try:
+            with buffers(dict(self.texts)):
+                return analyse(target)
+        finally:
+            os.chdir(here)
+
+    def analysis_for(self, path: str) -> Analysis | None:
+        """The last compiled analysis of a rule set that reads ``path`` (its own first)."""
+        if path in self.good:
+            return self.good[path]
+        return next((a for k, a in self.good.items() if path in self.deps.get(k, ())), None)
+
+
+def _listed(target: Target) -> list[str]:
+    return [target] if isinstance(target, str) else list(target)
