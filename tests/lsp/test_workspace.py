@@ -74,34 +74,3 @@ async def test_a_profiles_findings_land_on_the_extends_line(
         for d in diags
     )
     assert got == expected
-
-
-async def test_pyproject_names_a_layered_rule_set(client: LanguageClient, project: Path) -> None:
-    for stale in project.glob("*.yaml"):
-        stale.unlink()
-    (project / "pyproject.toml").write_text(
-        '[tool.bridge-rules]\nrules = ["team/*.yaml"]\nlayered = true\n', encoding="utf-8"
-    )
-    team = project / "team"
-    team.mkdir()
-    (team / "a.yaml").write_text(
-        "bridge-rules: 1\npin: claude-code@2.1.330\n"
-        "names:\n  - kind: aliases\n    map: {find: Glob}\n",
-        encoding="utf-8",
-    )
-    # Alone, b.yaml is clean; layered over a.yaml, its alias collides with a's on 'Glob'.
-    (team / "b.yaml").write_text(
-        "bridge-rules: 1\nnames:\n  - kind: aliases\n    id: more\n    map: {ls: Glob}\n",
-        encoding="utf-8",
-    )
-    await open_file(client, team / "b.yaml")
-    expected = _lint(project)  # a bare lint: discovery through pyproject.toml
-    assert expected
-    assert _served(client, project) == expected
-    assert _lint(project, "team/b.yaml") == []  # the layering is what finds it
-    uri = (team / "b.yaml").as_uri()
-    fixed = "bridge-rules: 1\nnames:\n  - kind: aliases\n    id: more\n    map: {ls: LS}\n"
-    await replace(client, uri, fixed, 2, wait=[(team / "a.yaml").as_uri()])
-    (team / "b.yaml").write_text(fixed, encoding="utf-8")
-    assert _served(client, project) == _lint(project)
-    assert all(not d for d in client.diagnostics.values()) == (_lint(project) == [])
