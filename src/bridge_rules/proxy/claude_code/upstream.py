@@ -230,7 +230,13 @@ class ClaudeCodeUpstream:
         spare = self.spares.take(session.shape(), cli_plan.lines)
         if spare is None:
             return session
-        if not await spare.ready():  # it failed: the request meets the fault itself
+        try:
+            ready = await spare.ready()
+        except BaseException:  # the client left while it started: it goes too
+            self.spares.end(spare)
+            session.discard()
+            raise
+        if not ready:  # it failed: the request meets the fault itself
             self.spares.end(spare)
             return session
         session.discard()
