@@ -11,12 +11,16 @@ import sys
 from pathlib import Path
 
 from pytest_lsp import LanguageClient
-from tests.lsp.helpers import open_file, replace
+from tests.lsp.helpers import open_file, published, replace
+from tests.lsp.test_diagnostics import SEVERITY
 
 CLI = str(Path(sys.executable).parent / "bridge-rules")
 
 
-def _lint(project: Path, *paths: str) -> list[tuple[str, int, int, str, str]]:
+Finding = tuple[str, int, int, str, str, str]
+
+
+def _lint(project: Path, *paths: str) -> list[Finding]:
     done = subprocess.run(
         [CLI, "lint", "--format", "json", *paths],
         cwd=project,
@@ -32,19 +36,21 @@ def _lint(project: Path, *paths: str) -> list[tuple[str, int, int, str, str]]:
             d["line"],
             d["col"],
             d["code"],
+            d["severity"],
             d["message"] + (f"; {d['hint']}" if d["hint"] else ""),
         )
         for d in json.loads(done.stdout)["diagnostics"]
     )
 
 
-def _served(client: LanguageClient, project: Path) -> list[tuple[str, int, int, str, str]]:
+def _served(client: LanguageClient, project: Path) -> list[Finding]:
     return sorted(
         (
             Path(uri.removeprefix("file://")).relative_to(project).as_posix(),
             d.range.start.line + 1,
             d.range.start.character + 1,
             str(d.code),
+            SEVERITY[d.severity] if d.severity else "",
             d.message,
         )
         for uri, diags in client.diagnostics.items()
@@ -70,7 +76,63 @@ async def test_a_profiles_findings_land_on_the_extends_line(
     assert all(line == 2 for _, line, *_ in expected)  # lint's own placement
     assert all("in profile 'opencode'" in d.message for d in diags)
     got = sorted(
-        ("older.yaml", d.range.start.line + 1, d.range.start.character + 1, str(d.code), d.message)
+        (
+            "older.yaml",
+            d.range.start.line + 1,
+            d.range.start.character + 1,
+            str(d.code),
+            SEVERITY[d.severity] if d.severity else "",
+            d.message,
+        )
         for d in diags
     )
     assert got == expected
+
+
+def _write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+async def test_pyproject_names_a_layered_rule_set(client: LanguageClient, project: Path) -> None:
+    """A bare ``lint`` checks ``team/*.yaml`` as one layered set, as pyproject.toml says; the
+    server checks the same set when any layer is opened, and again when the file a layer
+    extends (not itself listed) changes."""
+    for stale in project.glob("*.yaml"):
+        stale.unlink()
+    _write(
+        project / "pyproject.toml",
+        '[tool.bridge-rules]\nrules = ["team/*.yaml"]\nlayered = true\n',
+    )
+    base = _write(project / "team/base/common.yaml", "bridge-rules: 1\npin: claude-code@2.1.330\n")
+    a = _write(
+        project / "team/a.yaml",
+        "bridge-rules: 1\nextends: base/common.yaml\nnames:\n  - kind: canonical\n"
+        "    names: [Skill]\n  - kind: aliases\n    map: {find: Glob}\n",
+    )
+    # Alone, b.yaml is clean; layered over a.yaml, its alias collides with a's on 'Glob'.
+    b = _write(
+        project / "team/b.yaml",
+        "bridge-rules: 1\nnames:\n  - kind: aliases\n    id: more\n    map: {ls: Glob}\n",
+    )
+    assert _lint(project, "team/b.yaml") == []  # the layering is what finds it
+    await open_file(client, b)
+    await published(client, a.as_uri())  # the layer that holds the finding hears of it too
+    expected = _lint(project)  # a bare lint: discovery through pyproject.toml
+    assert [code for _, _, _, code, *_ in expected] == ["BR203"]
+    assert _served(client, project) == expected
+    # The base every layer builds on moves to an older pin (unsaved): 'Skill', which a.yaml
+    # names, is not in it. The layered set is checked again and the finding lands in a.yaml.
+    base_uri = await open_file(client, base)
+    older = "bridge-rules: 1\npin: claude-code@2.1.0\n"
+    await replace(client, base_uri, older, 2, wait=[a.as_uri(), b.as_uri()])
+    base.write_text(older, encoding="utf-8")
+    expected = _lint(project)
+    assert [code for _, _, _, code, *_ in expected] == ["BR301", "BR203"]
+    assert _served(client, project) == expected
+    # Fixed again: every finding goes, in every layer, as lint's would.
+    fixed = "bridge-rules: 1\nnames:\n  - kind: aliases\n    id: more\n    map: {ls: LS}\n"
+    await replace(client, b.as_uri(), fixed, 2, wait=[a.as_uri()])
+    b.write_text(fixed, encoding="utf-8")
+    assert _served(client, project) == _lint(project)
