@@ -15,7 +15,8 @@ from typing import Any
 
 from lsprotocol import types
 
-from bridge_rules.lsp.convert import quoted
+from bridge_rules.lsp.convert import quoted, word_range
+from bridge_rules.lsp.text import Text
 from bridge_rules.model_ops import OP_MODELS
 from bridge_rules.resources import profile_names
 from bridge_rules.runtime import Runtime
@@ -87,10 +88,11 @@ def _insert_at_end(lines: list[str], text: str) -> types.Range:
 
 
 def code_actions(
-    uri: str, shown: str, lines: list[str], diagnostics: list[types.Diagnostic]
+    uri: str, shown: str, text: Text, diagnostics: list[types.Diagnostic]
 ) -> list[types.CodeAction]:
     """Quick fixes for the findings in the request's range; each from the finding itself."""
     actions: list[types.CodeAction] = []
+    lines = text.lines
     for diag in diagnostics:
         data: Any = diag.data if isinstance(diag.data, dict) else {}
         message = str(data.get("message", diag.message))
@@ -98,7 +100,7 @@ def code_actions(
         fix = _DID_YOU_MEAN.search(message) or _DID_YOU_MEAN.search(hint)
         at = diag.range
         written = (
-            lines[at.start.line][at.start.character : at.end.character]
+            lines[at.start.line][text.column(at.start) : text.column(at.end)]
             if at.start.line < len(lines)
             else ""
         )
@@ -122,12 +124,9 @@ def code_actions(
                 f"  - {{code: {diag.code}, reason: {json.dumps(REASON)}, "
                 f"match: {json.dumps(message)}}}\n"
             )
-            where, text = _suppress_text(lines, entry)
-            actions.append(
-                _action(
-                    f"Suppress {diag.code} here (suppress:)", diag, _edit(uri, where, text), False
-                )
-            )
+            place, added = _suppress_text(lines, entry)
+            title = f"Suppress {diag.code} here (suppress:)"
+            actions.append(_action(title, diag, _edit(uri, place, added), False))
     return actions
 
 
@@ -170,9 +169,10 @@ def _tail(lines: list[str]) -> str:
     return "\n" if lines else ""
 
 
-def symbols(data: dict[str, Any], smap: SourceMap) -> list[types.DocumentSymbol]:
+def symbols(data: dict[str, Any], smap: SourceMap, text: Text) -> list[types.DocumentSymbol]:
     """The outline: each stage of ``names``, each binding, and the policy."""
     out: list[types.DocumentSymbol] = []
+    where = (smap, text)
     for index, stage in enumerate(data.get("names") or []):
         if isinstance(stage, dict):
             name = str(stage.get("id") or stage.get("kind") or index)
@@ -180,7 +180,7 @@ def symbols(data: dict[str, Any], smap: SourceMap) -> list[types.DocumentSymbol]
                 _symbol(
                     f"stage {name}",
                     str(stage.get("kind", "")),
-                    smap,
+                    where,
                     ("names", index),
                     Kind_S.Namespace,
                 )
@@ -188,9 +188,9 @@ def symbols(data: dict[str, Any], smap: SourceMap) -> list[types.DocumentSymbol]
     for index, bound in enumerate(data.get("bindings") or []):
         if isinstance(bound, dict):
             label = f"{bound.get('local')} -> {bound.get('wire')}"
-            out.append(_symbol(label, "binding", smap, ("bindings", index), Kind_S.Function))
+            out.append(_symbol(label, "binding", where, ("bindings", index), Kind_S.Function))
     if "policy" in data:
-        out.append(_symbol("policy", "policy", smap, ("policy",), Kind_S.Object))
+        out.append(_symbol("policy", "policy", where, ("policy",), Kind_S.Object))
     return out
 
 
@@ -198,12 +198,13 @@ Kind_S = types.SymbolKind
 
 
 def _symbol(
-    name: str, detail: str, smap: SourceMap, path: tuple[str | int, ...], kind: types.SymbolKind
+    name: str,
+    detail: str,
+    where: tuple[SourceMap, Text],
+    path: tuple[str | int, ...],
+    kind: types.SymbolKind,
 ) -> types.DocumentSymbol:
+    smap, text = where
     span = smap.key_span(path)
-    line = max(span.line - 1, 0)
-    at = types.Range(
-        start=types.Position(line=line, character=max(span.col - 1, 0)),
-        end=types.Position(line=line, character=max(span.col - 1, 0) + 1),
-    )
+    at = word_range(text, span.line - 1, span.col - 1)
     return types.DocumentSymbol(name=name, detail=detail, kind=kind, range=at, selection_range=at)

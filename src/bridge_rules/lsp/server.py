@@ -20,6 +20,7 @@ from pygls.lsp.server import LanguageServer
 from bridge_rules.diagnostics import Diagnostic
 from bridge_rules.lsp import edits, navigate
 from bridge_rules.lsp.convert import to_lsp, word_at
+from bridge_rules.lsp.text import UTF16, Text
 from bridge_rules.lsp.workspace import Workspace, absolute
 from bridge_rules.runtime import Runtime
 from bridge_rules.version import __version__
@@ -35,17 +36,28 @@ class RulesServer(LanguageServer):
     """A pygls server holding one :class:`Workspace`."""
 
     def __init__(self) -> None:
-        super().__init__("bridge-rules", __version__)
+        # Whole texts on each change: pygls applies an incremental change to lines split by
+        # str.splitlines, which also breaks at \x0c, \x85 or \u2028, where the client does not.
+        super().__init__(
+            "bridge-rules", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Full
+        )
         self.rules = Workspace(Path.cwd())
 
-    def lines(self, path: str) -> list[str]:
+    def text(self, path: str) -> Text:
+        """A file as the editor has it (its buffer, else what is on disk), positions in the
+        encoding agreed with the client."""
         text = self.rules.texts.get(path)
         if text is None:
             try:
                 text = Path(path).read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError):
-                return []
-        return text.splitlines()
+                text = ""
+        return Text(text, str(self.workspace.position_encoding or UTF16))
+
+    def text_of(self, shown: str) -> tuple[str, Text]:
+        """A file as a finding or a trace names it: its absolute path and its text."""
+        path = self.rules.on_disk(shown)
+        return path, self.text(path)
 
     def runtime(self, path: str) -> Runtime | None:
         found = self.rules.analysis_for(path)
@@ -57,10 +69,11 @@ class RulesServer(LanguageServer):
             self.publish(file, diags)
 
     def publish(self, file: str, diags: list[Diagnostic]) -> None:
-        lines = self.lines(file)
+        text = self.text(file)
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(
-                uri=Path(file).as_uri(), diagnostics=[to_lsp(d, lines) for d in diags]
+                uri=Path(file).as_uri(),
+                diagnostics=[to_lsp(d, text, self.text_of) for d in diags],
             )
         )
 
@@ -115,12 +128,13 @@ def _watched(ls: RulesServer, params: types.DidChangeWatchedFilesParams) -> None
 @server.feature(types.TEXT_DOCUMENT_HOVER)
 def _hover(ls: RulesServer, params: types.HoverParams) -> types.Hover | None:
     path = path_of(params.text_document.uri)
-    lines = ls.lines(path)
+    lines = ls.text(path)
     found = word_at(lines, params.position)
     if found is None:
         return None
     word, at = found
-    text = navigate.hover_text(ls.runtime(path), word, _enclosing_tool(lines, params.position.line))
+    tool = _enclosing_tool(lines.lines, params.position.line)
+    text = navigate.hover_text(ls.runtime(path), word, tool)
     if text is None:
         return None
     return types.Hover(
@@ -140,11 +154,12 @@ def _enclosing_tool(lines: list[str], line: int) -> str | None:
 @server.feature(types.TEXT_DOCUMENT_DEFINITION)
 def _definition(ls: RulesServer, params: types.DefinitionParams) -> types.Location | None:
     path = path_of(params.text_document.uri)
-    lines = ls.lines(path)
-    found = word_at(lines, params.position)
+    text = ls.text(path)
+    found = word_at(text, params.position)
     if found is None:
         return None
-    return navigate.definition(ls.runtime(path), found[0], lines[params.position.line])
+    line = text.lines[params.position.line]
+    return navigate.definition(ls.runtime(path), found[0], line, ls.text_of)
 
 
 @server.feature(
@@ -163,7 +178,7 @@ def _actions(ls: RulesServer, params: types.CodeActionParams) -> list[types.Code
     uri = params.text_document.uri
     path = path_of(uri)
     return edits.code_actions(
-        uri, ls.rules.shown_name(path), ls.lines(path), list(params.context.diagnostics)
+        uri, ls.rules.shown_name(path), ls.text(path), list(params.context.diagnostics)
     )
 
 
@@ -175,7 +190,7 @@ def _symbols(ls: RulesServer, params: types.DocumentSymbolParams) -> list[types.
         return []
     for sourced in rt.rules.files:
         if absolute(sourced.doc.path) == path:
-            return edits.symbols(sourced.doc.data, sourced.doc.source_map)
+            return edits.symbols(sourced.doc.data, sourced.doc.source_map, ls.text(path))
     return []
 
 
