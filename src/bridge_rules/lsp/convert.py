@@ -82,3 +82,16 @@ def word_at(text: Text, position: types.Position) -> tuple[str, types.Range] | N
 def quoted(message: str) -> list[str]:
     """The names a finding's message quotes ('X'), in order."""
     return re.findall(r"'([^'\n]*)'", message)
+
+
+def token_on(text: Text, line: int, name: str) -> types.Range | None:
+    """The one token on ``line`` (a client line) that spells ``name``, quoted or not; None
+    when there is none or more than one."""
+    if line >= len(text.lines):
+        return None
+    found = [
+        hit
+        for hit in _TOKEN.finditer(text.lines[line])
+        if hit.group() == name or (hit.group()[:1] in "'\"" and hit.group()[1:-1] == name)
+    ]
+    return text.range(line, found[0].start(), found[0].end()) if len(found) == 1 else None

@@ -177,8 +177,14 @@ def _complete(ls: RulesServer, params: types.CompletionParams) -> types.Completi
 def _actions(ls: RulesServer, params: types.CodeActionParams) -> list[types.CodeAction]:
     uri = params.text_document.uri
     path = path_of(uri)
+    doc = types.OptionalVersionedTextDocumentIdentifier(
+        uri=uri, version=ls.workspace.get_text_document(uri).version
+    )
+    edit = ls.client_capabilities.workspace
+    changes = edit.workspace_edit if edit is not None else None
+    snippets = bool(changes and changes.snippet_edit_support and changes.document_changes)
     return edits.code_actions(
-        uri, ls.rules.shown_name(path), ls.text(path), list(params.context.diagnostics)
+        doc, ls.rules.shown_name(path), ls.text(path), list(params.context.diagnostics), snippets
     )
 
 

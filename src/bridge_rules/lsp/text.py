@@ -46,6 +46,7 @@ class Text:
     def __init__(self, text: str, encoding: str = UTF16) -> None:
         self.encoding = encoding
         self._text = text
+        self.ends_with_break = text.endswith(("\n", "\r"))
         self._starts = _starts(text, _LSP_BREAK)
         self._yaml = _starts(text, _YAML_BREAK)
         self.lines = [
