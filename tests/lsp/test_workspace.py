@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from lsprotocol import types
 from pytest_lsp import LanguageClient
 from tests.lsp.helpers import open_file, published, replace
 from tests.lsp.test_diagnostics import SEVERITY
@@ -136,3 +137,21 @@ async def test_pyproject_names_a_layered_rule_set(client: LanguageClient, projec
     await replace(client, b.as_uri(), fixed, 2, wait=[a.as_uri()])
     b.write_text(fixed, encoding="utf-8")
     assert _served(client, project) == _lint(project)
+
+
+async def test_an_unusable_pyproject_is_said_as_lint_says_it(
+    client: LanguageClient, project: Path
+) -> None:
+    """lint stops (exit 2) with a located message; the server says the same line once and
+    still checks the rule file that is open."""
+    _write(project / "pyproject.toml", '[tool.bridge-rules]\nrules = "team/*.yaml"\n')
+    env = dict(os.environ)
+    done = subprocess.run(
+        [CLI, "lint"], cwd=project, capture_output=True, text=True, env=env, check=False
+    )
+    assert done.returncode == 2
+    uri = await open_file(client, project / "br301-fail.yaml")
+    assert any(d.code == "BR301" for d in client.diagnostics[uri])
+    await replace(client, uri, (project / "br301-pass.yaml").read_text(encoding="utf-8"), 2)
+    said = [m.message for m in client.messages if m.type == types.MessageType.Error]
+    assert said == [done.stderr.strip()]

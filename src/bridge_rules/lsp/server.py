@@ -42,6 +42,7 @@ class RulesServer(LanguageServer):
             "bridge-rules", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Full
         )
         self.rules = Workspace(Path.cwd())
+        self.told: str | None = None
 
     def text(self, path: str) -> Text:
         """A file as the editor has it (its buffer, else what is on disk), positions in the
@@ -65,8 +66,19 @@ class RulesServer(LanguageServer):
 
     def check(self, path: str) -> None:
         found = self.rules.check(path)
+        self.tell(self.rules.problem)
         for file, diags in sorted(found.items()):
             self.publish(file, diags)
+
+    def tell(self, problem: str | None) -> None:
+        """Say once, as ``lint`` says it before exiting 2, that ``[tool.bridge-rules]`` cannot
+        be used (the server then checks the open rule files alone)."""
+        if problem is not None and problem != self.told:
+            message = f"bridge-rules: error: {problem}"
+            self.window_show_message(
+                types.ShowMessageParams(type=types.MessageType.Error, message=message)
+            )
+        self.told = problem
 
     def publish(self, file: str, diags: list[Diagnostic]) -> None:
         text = self.text(file)
