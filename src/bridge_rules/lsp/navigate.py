@@ -81,13 +81,15 @@ def _properties(tool: dict[str, Any]) -> dict[str, Any]:
     return props if isinstance(props, dict) else {}
 
 
-def hover_text(rt: Runtime | None, word: str, tool: str | None) -> str | None:
-    """The hover for ``word``: a code's documentation, a tool's trace, a field's schema."""
+def hover_text(rt: Runtime | None, word: str, tool: str | None, bound: bool = False) -> str | None:
+    """The hover for ``word``: a code's documentation, a tool's trace, a field's schema.
+    ``bound``: ``word`` is a binding's ``local``, traced even when no stage knows it (as
+    ``explain --any`` traces it: the binding is what the author is looking at)."""
     if re.fullmatch(r"BR\d{3}", word, re.IGNORECASE):
         return code_doc(word)
     if rt is None:
         return None
-    found = explanation(rt, word)
+    found = explanation(rt, word) or (explain_tool(rt, word) if bound else None)
     if found is not None:
         text = f"```text\n{found.render_text()}```\n"
         decided = found.decided_by

@@ -146,7 +146,9 @@ def _hover(ls: RulesServer, params: types.HoverParams) -> types.Hover | None:
         return None
     word, at = found
     tool = _enclosing_tool(lines.lines, params.position.line)
-    text = navigate.hover_text(ls.runtime(path), word, tool)
+    written = lines.lines[params.position.line]
+    bound = re.search(rf"\blocal:\s*['\"]?{re.escape(word)}(?![\w.*@/-])", written)
+    text = navigate.hover_text(ls.runtime(path), word, tool, bound is not None)
     if text is None:
         return None
     return types.Hover(
