@@ -21,7 +21,7 @@ CLI = str(Path(sys.executable).parent / "bridge-rules")
 Finding = tuple[str, int, int, str, str, str]
 
 
-def _lint(project: Path, *paths: str) -> list[Finding]:
+def _lint(project: Path, *paths: str, exits: tuple[int, ...] = (0, 1)) -> list[Finding]:
     done = subprocess.run(
         [CLI, "lint", "--format", "json", *paths],
         cwd=project,
@@ -30,7 +30,7 @@ def _lint(project: Path, *paths: str) -> list[Finding]:
         env=dict(os.environ),
         check=False,
     )
-    assert done.returncode in (0, 1), done.stderr
+    assert done.returncode in exits, done.stderr
     return sorted(
         (
             d["file"],
@@ -155,3 +155,17 @@ async def test_an_unusable_pyproject_is_said_as_lint_says_it(
     await replace(client, uri, (project / "br301-pass.yaml").read_text(encoding="utf-8"), 2)
     said = [m.message for m in client.messages if m.type == types.MessageType.Error]
     assert said == [done.stderr.strip()]
+
+
+async def test_a_symlink_out_of_the_project_is_refused_as_lint_refuses_it(
+    client: LanguageClient, project: Path, tmp_path: Path
+) -> None:
+    outside = _write(tmp_path / "elsewhere" / "secret.yaml", "bridge-rules: 1\n")
+    ok = _write(project / "rules" / "ok.yaml", "bridge-rules: 1\npin: claude-code@2.1.330\n")
+    link = project / "rules" / "out.yaml"
+    link.symlink_to(outside)
+    expected = [f for f in _lint(project, exits=(2,)) if f[3] == "BR015"]  # 2: unreadable
+    assert [f[0] for f in expected] == ["rules/out.yaml"]
+    await open_file(client, ok)
+    diags = await published(client, link.as_uri())
+    assert [(d.code, d.message) for d in diags] == [(f[3], f[5]) for f in expected]

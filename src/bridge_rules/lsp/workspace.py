@@ -20,6 +20,8 @@ from bridge_rules.loader import buffers
 from bridge_rules.resources import display_root
 
 Target = str | list[str]
+DISCOVERY = ""
+"""The key of discovery's own findings among the rule sets' (no file is named ``""``)."""
 
 
 def absolute(shown: str) -> str:
@@ -62,6 +64,9 @@ class Workspace:
     every rule set that reads it, deduplicated as ``lint`` of the whole project reports them."""
     problem: str | None = None
     """Why ``[tool.bridge-rules]`` could not be used, when it could not."""
+    refused: list[Diagnostic] = field(default_factory=list)
+    """What discovery would not hand to the loader (a symlink out of the project, BR015),
+    reported by ``lint`` with the rule sets' findings and so published with them."""
 
     def targets(self) -> dict[str, Target]:
         """The rule sets ``lint`` finds in the project (each file alone, or all of them as
@@ -73,6 +78,7 @@ class Workspace:
         except DiscoveryError as exc:
             self.problem = str(exc)
             discovered = None
+        self.refused = list(discovered.problems) if discovered is not None else []
         if discovered is not None:
             paths = [os.path.abspath(p) for p in discovered.paths]
             if discovered.layered and paths:
@@ -131,6 +137,11 @@ class Workspace:
                 by_file.setdefault(self.on_disk(diag.span.file), []).append(diag)
             touched |= listed | set(self.found.get(key, {})) | set(by_file)
             self.found[key] = by_file
+        refused: dict[str, list[Diagnostic]] = {}
+        for diag in self.refused:
+            refused.setdefault(self.on_disk(diag.span.file), []).append(diag)
+        touched |= set(self.found.get(DISCOVERY, {})) | set(refused)
+        self.found[DISCOVERY] = refused
         return {
             file: sort_diagnostics(d for found in self.found.values() for d in found.get(file, ()))
             for file in touched
