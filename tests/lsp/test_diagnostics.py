@@ -16,7 +16,7 @@ from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
 from pytest_lsp import LanguageClient
-from tests.lsp.helpers import at, open_file, replace
+from tests.lsp.helpers import at, open_file, published, replace
 
 from bridge_rules.resources import display_root
 
@@ -158,3 +158,29 @@ async def test_a_change_to_a_base_rechecks_the_files_that_extend_it(
     got = {(d.code, d.range.start.line + 1) for d in client.diagnostics[base_uri]}
     assert expected == {("BR301", 5)}
     assert got == expected
+
+
+async def test_closing_a_file_lint_would_not_find_clears_it(
+    client: LanguageClient, project: Path
+) -> None:
+    """The fixtures at the project's root are not where a bare lint looks: each is checked
+    while open, as `lint FILE` would, and its findings go when it is closed (nothing would
+    update them after)."""
+    path = project / "br301-fail.yaml"
+    uri = await open_file(client, path)
+    assert client.diagnostics[uri]
+    assert (
+        "br301-fail.yaml"
+        not in subprocess.run(
+            [str(Path(sys.executable).parent / "bridge-rules"), "lint", "-v"],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stderr
+    )
+    client.diagnostics.pop(uri)
+    client.text_document_did_close(
+        types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    assert list(await published(client, uri)) == []

@@ -102,15 +102,25 @@ class Workspace:
         except ValueError:
             return path
 
-    def affected(self, path: str) -> dict[str, Target]:
+    def affected(self, path: str, current: dict[str, Target]) -> dict[str, Target]:
         """The rule sets to check again after ``path`` changed: every one that lists it
         (a file alone, or any layer of a layered set) or read it through ``extends``, as
         their last analysis recorded."""
         return {
             key: target
-            for key, target in self.targets().items()
+            for key, target in current.items()
             if path in self.deps.get(key, self.listed(key, target))
         }
+
+    def forget(self, current: dict[str, Target]) -> set[str]:
+        """Drop the rule sets that are gone (an undiscovered file closed, a layer removed);
+        the files they had findings in, to publish again without them."""
+        files: set[str] = set()
+        for key in set(self.found) - set(current) - {DISCOVERY}:
+            files |= set(self.found.pop(key))
+            for table in (self.deps, self.good, self.last):
+                table.pop(key, None)
+        return files
 
     def listed(self, key: str, target: Target) -> set[str]:
         """The files a rule set names itself, absolute: each gets its diagnostics published,
@@ -120,8 +130,9 @@ class Workspace:
     def check(self, path: str) -> dict[str, list[Diagnostic]]:
         """Analyse what ``path`` affects; the findings of each file those rule sets touch
         (now or at their previous check), by absolute path, an empty list where none."""
-        touched: set[str] = set()
-        for key, target in self.affected(path).items():
+        current = self.targets()
+        touched = self.forget(current)
+        for key, target in self.affected(path, current).items():
             analysis = self.analyse(target)
             self.last[key] = analysis
             listed = self.listed(key, target)
