@@ -64,18 +64,34 @@ def project(tmp_path: Path) -> Path:
     return root
 
 
-@pytest_asyncio.fixture
-async def client(project: Path) -> AsyncIterator[LanguageClient]:
+async def started(
+    project: Path, capabilities: types.ClientCapabilities | None = None
+) -> tuple[LanguageClient, types.InitializeResult]:
+    """A real server, initialized for ``project`` by a client that, like an editor, accepts
+    the registrations the server asks for (``client/registerCapability``)."""
     config = ClientServerConfig(server_command=COMMAND, server_env=dict(os.environ))
     lsp_client = await config.start()
     assert isinstance(lsp_client, LanguageClient)
-    await lsp_client.initialize_session(
+    registered: list[types.Registration] = []
+    lsp_client.registered = registered  # type: ignore[attr-defined]  # what it was asked
+
+    @lsp_client.feature(types.CLIENT_REGISTER_CAPABILITY)
+    def _register(params: types.RegistrationParams) -> None:
+        registered.extend(params.registrations)
+
+    result = await lsp_client.initialize_session(
         types.InitializeParams(
-            capabilities=client_capabilities("visual-studio-code"),
+            capabilities=capabilities or client_capabilities("visual-studio-code"),
             root_uri=project.as_uri(),
             workspace_folders=[types.WorkspaceFolder(uri=project.as_uri(), name="proj")],
         )
     )
+    return lsp_client, result
+
+
+@pytest_asyncio.fixture
+async def client(project: Path) -> AsyncIterator[LanguageClient]:
+    lsp_client, _ = await started(project)
     yield lsp_client
     await lsp_client.shutdown_session()
     await lsp_client.stop()

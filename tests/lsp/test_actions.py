@@ -21,9 +21,9 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 from lsprotocol import types
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp import LanguageClient, client_capabilities
 from ruamel.yaml import YAML
-from tests.lsp.conftest import COMMAND
+from tests.lsp.conftest import COMMAND, started
 from tests.lsp.helpers import open_file
 
 from bridge_rules.lsp.insert import yaml_quoted
@@ -161,13 +161,8 @@ async def test_with_snippets_the_reason_is_for_the_author_to_type(project: Path)
     caps.workspace.workspace_edit = types.WorkspaceEditClientCapabilities(
         document_changes=True, snippet_edit_support=True
     )
-    config = ClientServerConfig(server_command=COMMAND, server_env=dict(os.environ))
-    client = await config.start()
-    assert isinstance(client, LanguageClient)
+    client, _ = await started(project, caps)
     try:
-        await client.initialize_session(
-            types.InitializeParams(capabilities=caps, root_uri=project.as_uri())
-        )
         path = project / "emoji.yaml"
         path.write_text(CRAFTED["emoji.yaml"], encoding="utf-8")
         uri = await open_file(client, path)

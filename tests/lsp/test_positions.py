@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -23,8 +22,8 @@ import pytest_asyncio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lsprotocol import types
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
-from tests.lsp.conftest import COMMAND
+from pytest_lsp import LanguageClient, client_capabilities
+from tests.lsp.conftest import COMMAND, started
 from tests.lsp.helpers import open_file, replace
 
 CODEC = {"utf-8": ("utf-8", 1), "utf-16": ("utf-16-le", 2), "utf-32": ("utf-32-le", 4)}
@@ -52,12 +51,7 @@ async def agreed(
     caps.general = types.GeneralClientCapabilities(
         position_encodings=None if offered == "utf-16" else [offered]
     )
-    config = ClientServerConfig(server_command=COMMAND, server_env=dict(os.environ))
-    client = await config.start()
-    assert isinstance(client, LanguageClient)
-    result = await client.initialize_session(
-        types.InitializeParams(capabilities=caps, root_uri=project.as_uri())
-    )
+    client, result = await started(project, caps)
     assert result.capabilities.position_encoding == offered
     sync = result.capabilities.text_document_sync
     assert isinstance(sync, types.TextDocumentSyncOptions)

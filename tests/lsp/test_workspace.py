@@ -4,6 +4,7 @@ lint --format json`` at the project root, run as its own process."""
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import subprocess
@@ -169,3 +170,62 @@ async def test_a_symlink_out_of_the_project_is_refused_as_lint_refuses_it(
     await open_file(client, ok)
     diags = await published(client, link.as_uri())
     assert [(d.code, d.message) for d in diags] == [(f[3], f[5]) for f in expected]
+
+
+def _watched(client: LanguageClient) -> list[str]:
+    """The globs the server asked this client to watch (an editor then reports changes)."""
+    globs = []
+    for registration in client.registered:  # type: ignore[attr-defined]  # see conftest
+        if registration.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES:
+            options = registration.register_options
+            watchers = options["watchers"] if isinstance(options, dict) else options.watchers
+            globs += [w["globPattern"] if isinstance(w, dict) else w.glob_pattern for w in watchers]
+    return globs
+
+
+def _changed_on_disk(client: LanguageClient, *paths: Path) -> None:
+    globs = _watched(client)
+    for path in paths:  # the editor reports only what the server asked it to watch
+        assert any(fnmatch.fnmatchcase(str(path), glob) for glob in globs), (path, globs)
+    client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(
+            changes=[
+                types.FileEvent(uri=path.as_uri(), type=types.FileChangeType.Changed)
+                for path in paths
+            ]
+        )
+    )
+
+
+async def test_files_changed_on_disk_are_checked_again(
+    client: LanguageClient, project: Path
+) -> None:
+    """A base changed by another tool (a checkout) re-checks the open file that extends it;
+    a new pyproject table re-checks every rule set, opened or not, as a bare lint finds."""
+    base = _write(project / "base.yaml", "bridge-rules: 1\npin: claude-code@2.1.330\n")
+    child = _write(
+        project / "child.yaml",
+        "bridge-rules: 1\nextends: base.yaml\nnames:\n  - kind: canonical\n    names: [Skill]\n",
+    )
+    await open_file(client, child)
+    assert list(client.diagnostics[child.as_uri()]) == []
+    client.diagnostics.clear()
+    base.write_text("bridge-rules: 1\npin: claude-code@2.1.0\n", encoding="utf-8")
+    _changed_on_disk(client, base)
+    await published(client, child.as_uri())
+    assert _served(client, project) == _lint(project, "child.yaml")
+    assert [f[3] for f in _lint(project, "child.yaml")] == ["BR301"]
+
+    team = _write(project / "team" / "a.yaml", "bridge-rules: 1\nextends: ../base.yaml\n")
+    team.write_text(
+        "bridge-rules: 1\npin: claude-code@2.1.330\nnames:\n  - kind: aliases\n"
+        "    map: {find: Glob, ls: Glob}\n",
+        encoding="utf-8",
+    )
+    pyproject = _write(project / "pyproject.toml", '[tool.bridge-rules]\nrules = ["team/*.yaml"]\n')
+    client.diagnostics.clear()
+    _changed_on_disk(client, pyproject)
+    await published(client, team.as_uri())
+    expected = _lint(project)
+    assert [f[3] for f in expected] == ["BR203"]
+    assert [f for f in _served(client, project) if f[0].startswith("team/")] == expected

@@ -25,6 +25,9 @@ from bridge_rules.lsp.workspace import Workspace, absolute
 from bridge_rules.runtime import Runtime
 from bridge_rules.version import __version__
 
+WATCHED = ("**/*.yaml", "**/*.yml", "**/pyproject.toml", "**/.bridge-rules/pins/*.json")
+"""What the server asks an editor to report changes of: rule files, the pyproject table that
+lists them, and the project's pins (lint reads all three from disk)."""
 _TOOL_KEY = re.compile(r"^\s*-?\s*(?:local|wire):\s*['\"]?([^\s'\"]+)")
 
 
@@ -64,7 +67,8 @@ class RulesServer(LanguageServer):
         found = self.rules.analysis_for(path)
         return found.runtime if found is not None else None
 
-    def check(self, path: str) -> None:
+    def check(self, path: str | None) -> None:
+        """``path`` changed (None: anything may have); publish what that changes."""
         found = self.rules.check(path)
         self.tell(self.rules.problem)
         for file, diags in sorted(found.items()):
@@ -102,6 +106,23 @@ def _initialized(ls: RulesServer, params: types.InitializedParams) -> None:
     if root:
         ls.rules = Workspace(Path(root))
         os.chdir(root)  # spans are shown relative to the project, as `lint` at its root shows them
+    watching = ls.client_capabilities.workspace
+    changes = watching.did_change_watched_files if watching is not None else None
+    if changes is not None and changes.dynamic_registration:
+        watchers = [types.FileSystemWatcher(glob_pattern=glob) for glob in WATCHED]
+        ls.client_register_capability(
+            types.RegistrationParams(
+                registrations=[
+                    types.Registration(
+                        id="bridge-rules-files",
+                        method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                        register_options=types.DidChangeWatchedFilesRegistrationOptions(
+                            watchers=watchers
+                        ),
+                    )
+                ]
+            )
+        )
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
@@ -133,8 +154,14 @@ def _closed(ls: RulesServer, params: types.DidCloseTextDocumentParams) -> None:
 
 @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
 def _watched(ls: RulesServer, params: types.DidChangeWatchedFilesParams) -> None:
-    for change in params.changes:
-        ls.check(path_of(change.uri))
+    """A file changed on disk (a checkout, another tool): its rule sets are checked again;
+    every rule set, when what decides them all changed (pyproject.toml, a project pin)."""
+    paths = [path_of(change.uri) for change in params.changes]
+    if any(Path(path).name == "pyproject.toml" or path.endswith(".json") for path in paths):
+        ls.check(None)
+        return
+    for path in paths:
+        ls.check(path)
 
 
 @server.feature(types.TEXT_DOCUMENT_HOVER)

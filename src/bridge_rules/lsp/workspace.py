@@ -127,12 +127,14 @@ class Workspace:
         an empty list included, so that an editor that opened any of them hears back."""
         return {key} | {os.path.normpath(self.root / shown) for shown in _listed(target)}
 
-    def check(self, path: str) -> dict[str, list[Diagnostic]]:
-        """Analyse what ``path`` affects; the findings of each file those rule sets touch
-        (now or at their previous check), by absolute path, an empty list where none."""
+    def check(self, path: str | None) -> dict[str, list[Diagnostic]]:
+        """Analyse what ``path`` affects (None: every rule set); the findings of each file
+        those rule sets touch (now or at their previous check), by absolute path, an empty
+        list where none."""
         current = self.targets()
         touched = self.forget(current)
-        for key, target in self.affected(path, current).items():
+        chosen = current if path is None else self.affected(path, current)
+        for key, target in chosen.items():
             analysis = self.analyse(target)
             self.last[key] = analysis
             listed = self.listed(key, target)
