@@ -19,7 +19,7 @@ from pygls.lsp.server import LanguageServer
 
 from bridge_rules.diagnostics import Diagnostic
 from bridge_rules.lsp import edits, navigate
-from bridge_rules.lsp.convert import to_lsp, word_at
+from bridge_rules.lsp.convert import TextOf, to_lsp, word_at
 from bridge_rules.lsp.text import UTF16, Text
 from bridge_rules.lsp.workspace import Workspace, absolute
 from bridge_rules.runtime import Runtime
@@ -71,8 +71,16 @@ class RulesServer(LanguageServer):
         """``path`` changed (None: anything may have); publish what that changes."""
         found = self.rules.check(path)
         self.tell(self.rules.problem)
+        read: dict[str, tuple[str, Text]] = {}
+
+        def text_of(shown: str) -> tuple[str, Text]:
+            """Each file read once per check, however many notes point into it."""
+            if shown not in read:
+                read[shown] = self.text_of(shown)
+            return read[shown]
+
         for file, diags in sorted(found.items()):
-            self.publish(file, diags)
+            self.publish(file, diags, text_of)
 
     def tell(self, problem: str | None) -> None:
         """Say once, as ``lint`` says it before exiting 2, that ``[tool.bridge-rules]`` cannot
@@ -84,12 +92,11 @@ class RulesServer(LanguageServer):
             )
         self.told = problem
 
-    def publish(self, file: str, diags: list[Diagnostic]) -> None:
+    def publish(self, file: str, diags: list[Diagnostic], text_of: TextOf) -> None:
         text = self.text(file)
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(
-                uri=Path(file).as_uri(),
-                diagnostics=[to_lsp(d, text, self.text_of) for d in diags],
+                uri=Path(file).as_uri(), diagnostics=[to_lsp(d, text, text_of) for d in diags]
             )
         )
 
