@@ -41,6 +41,10 @@ CRAFTED = {
     "unended.yaml": COLLIDE + "    map: {find: Glob, ls: Glob}",
     # A message holding an emoji, a quote and a backslash: the match: must read back as it.
     "emoji.yaml": COLLIDE + '    map: {"l\U0001f600\\"q\\\\": Glob, find: Glob}\n',
+    # A misspelt key, and a quoted pin that does not exist: each "did you mean" replaces it.
+    "typo.yaml": "bridge-rules: 1\npin: claude-code@2.1.330\nnames:\n  - kind: canonical\n"
+    "    nmes: [Read]\n",
+    "pin.yaml": 'bridge-rules: 1\npin: "claude-code@2.1.33"\n',
     # An unbound tool next to a flow list of bindings.
     "bound.yaml": "bridge-rules: 1\npin: claude-code@2.1.330\nlocal_pin: pi@0.73.1\n"
     "names:\n  - {kind: aliases, map: {write: Write}}\nbindings: []\n",
