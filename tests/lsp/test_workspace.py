@@ -133,6 +133,10 @@ async def test_pyproject_names_a_layered_rule_set(client: LanguageClient, projec
     expected = _lint(project)
     assert [code for _, _, _, code, *_ in expected] == ["BR301", "BR203"]
     assert _served(client, project) == expected
+    # A layer added since: opening it checks the set it now belongs to.
+    c = _write(project / "team/c.yaml", "bridge-rules: 1\n")
+    await open_file(client, c)
+    assert _served(client, project) == _lint(project)
     # Fixed again: every finding goes, in every layer, as lint's would.
     fixed = "bridge-rules: 1\nnames:\n  - kind: aliases\n    id: more\n    map: {ls: LS}\n"
     await replace(client, b.as_uri(), fixed, 2, wait=[a.as_uri()])

@@ -104,12 +104,12 @@ class Workspace:
 
     def affected(self, path: str, current: dict[str, Target]) -> dict[str, Target]:
         """The rule sets to check again after ``path`` changed: every one that lists it
-        (a file alone, or any layer of a layered set) or read it through ``extends``, as
-        their last analysis recorded."""
+        (a file alone, or any layer of a layered set, as listed now: a layer may be new) or
+        read it through ``extends``, as their last analysis recorded."""
         return {
             key: target
             for key, target in current.items()
-            if path in self.deps.get(key, self.listed(key, target))
+            if path in self.listed(key, target) or path in self.deps.get(key, ())
         }
 
     def forget(self, current: dict[str, Target]) -> set[str]:
