@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -204,3 +205,18 @@ def _serve_stderr(cli: str, config: Path) -> str:
         proc.terminate()
         proc.communicate(timeout=10)
     return "".join(lines)
+
+
+def test_a_config_serve_would_refuse_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from bridge_rules.cli.app import main
+
+    config = tmp_path / "serve.yaml"
+    config.write_text("upstrem: http://127.0.0.1:1\nroutes: 3\n", encoding="utf-8")
+    assert main(["lint", "--config", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert f"--config {config}:1:1: unknown option 'upstrem'; did you mean 'upstream'?" in err
+    assert f"--config {config}:2:9: 'routes' takes a list of routes" in err
+    assert main(["lint", "default", "--config", str(config)]) == 2
+    assert "name PATHs or --config FILE, not both" in capsys.readouterr().err
