@@ -121,7 +121,11 @@ def test_pi_forced_tool_on_sonnet_5_5(pi: Path, tmp_path: Path, pi_upstream: Mod
     for sent, received in paired(tap, pi_upstream.requests):
         assert sent["tool_choice"] == {"type": "tool", "name": "read"}  # the hook ran
         assert received["tool_choice"] == {"type": "auto"}
-        assert received["system"][-1]["text"] == "You must call the tool `read` in your response."
+        assert received["system"][:-1] == sent["system"]  # one block added, nothing else
+        assert received["system"][-1] == {
+            "type": "text",
+            "text": "You must call the tool `read` in your response.",
+        }
 
 
 def test_pi_forced_tool_straight_at_the_upstream_is_refused(
@@ -150,7 +154,8 @@ def test_pi_mid_conversation_system_message_on_sonnet_5(
     for sent, received in later:
         assert "system" in [m["role"] for m in sent["messages"]]  # the hook ran
         assert [m for m in sent["messages"] if m["role"] != "system"] == received["messages"]
-        assert received["system"][-1]["text"] == "Reminder: answer in one line."
+        assert received["system"][:-1] == sent["system"]
+        assert received["system"][-1] == {"type": "text", "text": "Reminder: answer in one line."}
 
 
 def test_pi_mid_conversation_system_message_straight_at_the_upstream_is_refused(
@@ -253,6 +258,7 @@ def test_opencode_structured_output_forces_a_tool_on_sonnet_5_5(
     for sent, received in turns:
         assert sent["tool_choice"] == {"type": "any"}
         assert received["tool_choice"] == {"type": "auto"}
+        assert received["system"][:-1] == sent["system"]
         said = received["system"][-1]["text"]
         assert said == "You must call one of the provided tools in your response."
 
