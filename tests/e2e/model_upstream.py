@@ -128,6 +128,16 @@ def thinking_events(payload: dict[str, Any], events: list[bytes]) -> list[bytes]
     return [events[0], *block, *shifted]
 
 
+def _results(payload: dict[str, Any]) -> int:
+    return sum(
+        1
+        for m in payload.get("messages") or []
+        if m.get("role") == "user" and isinstance(m.get("content"), list)
+        for b in m["content"]
+        if isinstance(b, dict) and b.get("type") == "tool_result"
+    )
+
+
 class ModelUpstream(FakeUpstream):
     """:class:`FakeUpstream` that refuses what each model refuses, and thinks when asked."""
 
@@ -140,9 +150,10 @@ class ModelUpstream(FakeUpstream):
         self.answer_as: str | None = None
         """The model that answers (a server-side fallback answers as another model)."""
         self.turns: list[list[dict[str, Any]]] = []
-        """The calls of each turn, by the number of assistant messages in the request's
-        history: a session of several tool turns, decided from the request alone (past the
-        list, a tool result is answered with text, as :class:`FakeUpstream` answers it)."""
+        """The calls of each turn, by the number of tool results in the request's history (an
+        agent may merge its assistant turns, Claude Code does): a session of several tool
+        turns, decided from the request alone (past the list, a tool result is answered with
+        text, as :class:`FakeUpstream` answers it)."""
 
 
 class _ModelHandler(_Handler):
@@ -165,7 +176,7 @@ class _ModelHandler(_Handler):
             self._send(400, "application/json", json.dumps(error).encode())
             return None
         script = self.server.script
-        turn = sum(1 for m in payload.get("messages") or [] if m.get("role") == "assistant")
+        turn = _results(payload)
         basis = payload
         if payload.get("tools") and turn < len(self.server.turns):
             script = Script(tool_calls=self.server.turns[turn], lead_text=script.lead_text)

@@ -1,6 +1,6 @@
-"""Real pi and opencode sessions through ``bridge-rules serve --rules models`` against an
-upstream that refuses what each 5.x model refuses (model_upstream.py, written from the
-reference notes, not from the profile).
+"""Real pi, opencode and Claude Code sessions through ``bridge-rules serve --rules models``
+against an upstream that refuses what each 5.x model refuses (model_upstream.py, written
+from the reference notes, not from the profile).
 
 Each session has several tool turns and meets one constraint: a forced tool, a
 mid-conversation system message, a model switch with thinking blocks in history. Through
@@ -16,17 +16,20 @@ How each agent produces the constraint (found in the npm packages, see each test
 - opencode 1.18.33 forces a tool when asked for structured output (``format:
   json_schema`` through its server API); it never sends a mid-conversation system message
   (its model-message conversion writes user and assistant turns only), so that case runs
-  with pi alone.
+  with pi, and with the real Claude Code CLI 2.1.330, which sends one on every request
+  (its environment reminder, as ``messages[1]``) without any hook.
 """
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+from claude_driver import CLAUDE_ENV, install_claude
 from fake_upstream import tool_results
 from jsondiff import Path as JsonPath
 from jsondiff import differences, within
@@ -40,6 +43,7 @@ from model_upstream import (
 from opencode_driver import bridge_rules_serve, model, run_opencode, run_opencode_structured
 from pi_driver import run_pi
 from tap import Tap, paired
+from toolchain import agent_path
 
 pytestmark = pytest.mark.e2e
 
@@ -316,3 +320,72 @@ def _assistant_blocks(payload: dict[str, Any]) -> list[dict[str, Any]]:
         if m["role"] == "assistant" and isinstance(m["content"], list)
         for b in m["content"]
     ]
+
+
+# --- Claude Code -----------------------------------------------------------------------
+
+
+def _claude(npm_cache: Path, project: Path, base_url: str) -> subprocess.CompletedProcess[str]:
+    """``claude -p`` (npm 2.1.330) on Sonnet 5 in ``project``, offline, at ``base_url``."""
+    home = project.parent / "claude-home"
+    home.mkdir(exist_ok=True)
+    env = {
+        "PATH": agent_path(),
+        "HOME": str(home),
+        "ANTHROPIC_BASE_URL": base_url,
+        "ANTHROPIC_API_KEY": "sk-ant-test",
+        **CLAUDE_ENV,
+    }
+    return subprocess.run(
+        [str(install_claude(npm_cache)), "-p", "Read hello.txt, then run echo hi.",
+         "--model", "claude-sonnet-5", "--allowedTools", "Read,Bash"],
+        cwd=project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def cc_upstream(project: Path) -> Iterator[ModelUpstream]:
+    with ModelUpstream() as server:
+        server.script.tool_calls = []
+        server.turns = [
+            [{"name": "Read", "input": {"file_path": str(project / "hello.txt")}}],
+            [{"name": "Bash", "input": {"command": "echo hi"}}],
+        ]
+        yield server
+
+
+def test_claude_code_mid_conversation_system_messages_on_sonnet_5(
+    npm_cache: Path, project: Path, cc_upstream: ModelUpstream
+) -> None:
+    assert "claude-sonnet-5" not in SYSTEM_ROLE_OK
+    with through_serve(cc_upstream) as tap:
+        run = _claude(npm_cache, project, tap.url)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert cc_upstream.refused == []
+    assert "FAKE-UPSTREAM-FINAL: got 2 tool_result(s)" in run.stdout
+    assert only_where_rules_say(tap, cc_upstream, system_paths) == 3
+    for sent, received in paired(tap, cc_upstream.requests):
+        kept = [m for m in sent["messages"] if m["role"] != "system"]
+        folded = [m["content"] for m in sent["messages"] if m["role"] == "system"]
+        assert folded  # Claude Code sent its reminder as a system message
+        assert received["messages"] == kept
+        assert received["system"][: len(sent["system"])] == sent["system"]
+        texts = [b["text"] for b in received["system"][len(sent["system"]) :]]
+        assert texts == [
+            c if isinstance(c, str) else "\n\n".join(b["text"] for b in c) for c in folded
+        ]
+
+
+def test_claude_code_straight_at_the_upstream_is_refused(
+    npm_cache: Path, project: Path, cc_upstream: ModelUpstream
+) -> None:
+    run = _claude(npm_cache, project, cc_upstream.url)
+    assert run.returncode != 0
+    assert cc_upstream.refused
+    assert set(cc_upstream.refused) == {"messages.1.role: unexpected value 'system'"}
