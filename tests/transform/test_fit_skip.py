@@ -27,6 +27,7 @@ from bridge_rules import jsonio
 from bridge_rules.engine import Engine
 from bridge_rules.transform.cached import rewrite_outbound_bytes
 from bridge_rules.transform.model_fit import MARK, fit
+from bridge_rules.transform.outbound import rewrite_outbound
 
 ACTING = """\
 bridge-rules: 1
@@ -191,6 +192,55 @@ def test_a_turn_writes_what_the_old_fit_and_rewrite_wrote(
     turn = eng.turn(body, model, env, cache=cache)
     applied = None if turn.fitted is None else turn.fitted.applied
     assert _seen(turn.outcome, turn.marks, applied) == want
+
+
+def _old_outbound(eng: Engine, payload: Any, model: str | None, env: dict[str, str]) -> Any:
+    """What ``Engine.outbound`` did before: the old fit, then the rewrite."""
+    rt = eng.runtime
+    fitted = fit_before.fit(rt.rules.models, payload, model, rt.outbound_name)
+    result = rewrite_outbound(rt, fitted.payload, model, env)
+    if fitted.rejected is not None and result.rejected is None:
+        result.rejected = fitted.rejected
+    return result
+
+
+def _outcome(result: Any) -> dict[str, Any]:
+    return {
+        "payload": jsonio.dumps(result.payload),
+        "rejected": result.rejected,
+        "renames": result.renames,
+        "registered": result.registered,
+        "dropped": result.dropped,
+        "gate_open": result.gate_open,
+        "shapes": sorted(result.shapes),
+    }
+
+
+@settings(
+    max_examples=examples(400),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    payload=requests(),
+    rules=st.sampled_from(["default", "acting"]),
+    model=st.sampled_from([None, None, *MODELS]),
+    env=st.sampled_from([OPEN, CLOSED]),
+)
+def test_engine_outbound_gives_what_the_old_fit_and_rewrite_gave(
+    engines: dict[str, Engine],
+    payload: dict[str, Any],
+    rules: str,
+    model: str | None,
+    env: dict[str, str],
+) -> None:
+    """The dict path: the walk notes a marked thinking block, and only then is the request
+    fitted first, as before; the input is left as it came."""
+    eng = engines[rules]
+    before = jsonio.dumps(payload)
+    want = _outcome(_old_outbound(eng, payload, model, env))
+    assert _outcome(eng.outbound(payload, model, env)) == want
+    assert jsonio.dumps(payload) == before
 
 
 @settings(max_examples=examples(400), deadline=None)

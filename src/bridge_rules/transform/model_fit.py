@@ -173,7 +173,7 @@ def _thinking(
     changed = False
     for block in content[start:]:
         kind = block.get("type") if isinstance(block, dict) else None
-        key = SEALED[kind] if kind in _KINDS else None
+        key = SEALED[kind] if kind in SEALED_KINDS else None
         sealed = block.get(key) if key is not None else None
         if not isinstance(sealed, str):
             blocks.append(block)
@@ -197,7 +197,7 @@ def _thinking(
     return {**message, "content": blocks}
 
 
-_KINDS = ("thinking", "redacted_thinking")
+SEALED_KINDS = ("thinking", "redacted_thinking")
 """The blocks :data:`SEALED` names, as a tuple: ``in`` compares, so a block whose type is a
 list or an object is not one of them, where looking it up in a dict would raise."""
 
@@ -207,6 +207,6 @@ def _first_sealed(content: list[Any]) -> int:
     for at, block in enumerate(content):
         if isinstance(block, dict):
             kind = block.get("type")
-            if kind in _KINDS and isinstance(block.get(SEALED[kind]), str):
+            if kind in SEALED_KINDS and isinstance(block.get(SEALED[kind]), str):
                 return at
     return -1

@@ -24,8 +24,10 @@ from bridge_rules.transform.cached import OutboundBytes, rewrite_outbound_bytes
 from bridge_rules.transform.inbound import rewrite_message
 from bridge_rules.transform.model_fit import MARK, Fitted, fit
 from bridge_rules.transform.model_marks import mark_message, mark_stream, mark_stream_async
+from bridge_rules.transform.outbound import OutboundResult, rewrite_outbound
 from bridge_rules.transform.report import InboundReport
 from bridge_rules.transform.results import seals
+from bridge_rules.transform.rewriter import Rewriter
 from bridge_rules.transform.scope import CallScope
 from bridge_rules.transform.stream import rewrite_stream, rewrite_stream_async
 
@@ -145,6 +147,35 @@ def start_turn(
         sent=(*outcome.registered, *outcome.dropped),
     )
     return Turn(outcome, scope, fitted, marks)
+
+
+def outbound_fitted(
+    rt: Runtime, payload: Any, model: str | None, env: Mapping[str, str] | None
+) -> OutboundResult:
+    """``payload`` fitted to its model (``models:``) and rewritten: what
+    :meth:`bridge_rules.Engine.outbound` returns.
+
+    The fit walks every message; most of the time it finds nothing to change. When the
+    top-level fields and the model's decisions say only a marked thinking block could
+    change (:func:`_unfitted`), the rewrite runs first, its own walk notes whether it passed
+    one, and only then is the request fitted and rewritten again (issue 36: the walk of a
+    long history once, not twice)."""
+    table = rt.rules.models
+    if isinstance(payload, dict) and not _unfitted(table, model, payload)[0]:
+        walks: list[Rewriter] = []
+
+        def messages(rw: Rewriter, messages: list[Any]) -> list[Any] | None:
+            walks.append(rw)
+            return rw.messages(messages)
+
+        result = rewrite_outbound(rt, payload, model, env, messages_step=messages)
+        if result.gate_open and not any(rw.marked for rw in walks):
+            return result
+    fitted = fit(table, payload, model, rt.outbound_name)
+    result = rewrite_outbound(rt, fitted.payload, model, env)
+    if fitted.rejected is not None and result.rejected is None:
+        result.rejected = fitted.rejected
+    return result
 
 
 def fit_body(
