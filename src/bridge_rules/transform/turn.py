@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bridge_rules import jsonio
+from bridge_rules.gcpause import pause_enabled, paused
 from bridge_rules.modelrules import ModelTable
 from bridge_rules.runtime import Runtime
 from bridge_rules.schemas.book import Shapes
@@ -159,7 +160,22 @@ def outbound_fitted(
     top-level fields and the model's decisions say only a marked thinking block could
     change (:func:`_unfitted`), the rewrite runs first, its own walk notes whether it passed
     one, and only then is the request fitted and rewritten again (issue 36: the walk of a
-    long history once, not twice)."""
+    long history once, not twice). The collector is paused over a long history's walk, as
+    :mod:`bridge_rules.gcpause` says why."""
+    history = payload.get("messages") if isinstance(payload, dict) else None
+    long = isinstance(history, list) and len(history) >= _PAUSE_MESSAGES
+    with paused(long and pause_enabled()):
+        return _outbound_fitted(rt, payload, model, env)
+
+
+_PAUSE_MESSAGES = 256
+"""Messages from which ``Engine.outbound`` pauses the collector (a pi history of 256
+messages is ~230 KB: near :data:`~bridge_rules.gcpause.PAUSE_FROM`)."""
+
+
+def _outbound_fitted(
+    rt: Runtime, payload: Any, model: str | None, env: Mapping[str, str] | None
+) -> OutboundResult:
     table = rt.rules.models
     if isinstance(payload, dict) and not _unfitted(table, model, payload)[0]:
         walks: list[Rewriter] = []
