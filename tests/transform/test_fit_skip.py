@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -276,3 +277,31 @@ def test_a_block_typed_as_a_list_or_object_passes(kind: Any) -> None:
     assert eng.outbound(payload, env=OPEN).payload["messages"] == [message]
     body = jsonio.dumps({**payload, "model": "claude-sonnet-5-5"})
     assert jsonio.loads(eng.turn(body, env=OPEN).body)["messages"] == [message]
+
+
+class _Blocks(list):  # type: ignore[type-arg]
+    """A list subclass, as a library caller may build a message's content."""
+
+
+@pytest.mark.parametrize(
+    "wrap",
+    [
+        OrderedDict,
+        lambda m: {**m, "content": _Blocks(m["content"])},
+        lambda m: {**m, "content": [OrderedDict(b) for b in m["content"]]},
+    ],
+    ids=["message", "content", "block"],
+)
+def test_a_mark_inside_a_dict_or_list_subclass_still_comes_off(
+    engines: dict[str, Engine], wrap: Any
+) -> None:
+    """The walk looks only into plain dicts and lists; the fit into any: a marked block in a
+    subclass a library caller built is fitted as before."""
+    block = {"type": "thinking", "thinking": "t", "signature": f"{MARK}claude-sonnet-4-5~SIG"}
+    message = wrap({"role": "assistant", "content": [block]})
+    payload = {"model": "claude-sonnet-4-5", "max_tokens": 8, "messages": [message]}
+    eng = engines["default"]
+    want = _outcome(_old_outbound(eng, payload, None, OPEN))
+    assert _outcome(eng.outbound(payload, env=OPEN)) == want
+    assert b"SIG" in want["payload"]
+    assert MARK.encode() not in want["payload"]

@@ -37,8 +37,9 @@ class Rewriter:
         self.shape_keys: list[tuple[str, bytes | None]] = []
         self.ids: IdRule = id_rule(rt.rules.schemas.target)  # the target's id rule
         self.marked = False
-        """A thinking block the walk passed carries the proxy's model mark
-        (:mod:`~bridge_rules.transform.model_fit`), which the walk leaves to the fit."""
+        """A thinking block the walk passed may carry the proxy's model mark
+        (:mod:`~bridge_rules.transform.model_fit`), which the walk leaves to the fit: it
+        carries one, or it stands in a dict or list subclass the walk does not look into."""
 
     def wire(self, name: str) -> str:
         if name in self.typed:
@@ -85,13 +86,19 @@ class Rewriter:
         history, history_plan = self.history, self.rt.history_plan
         for i, message in enumerate(messages):
             if type(message) is not dict:
+                if isinstance(message, dict):
+                    self.marked = True  # a subclass, not looked into: the fit does
                 continue
             content = message.get("content")
             if type(content) is not list:
+                if isinstance(content, list):
+                    self.marked = True  # a subclass, not looked into: the fit does
                 continue
             new_content: list[Any] | None = None
             for j, block in enumerate(content):
                 if type(block) is not dict:
+                    if isinstance(block, dict):
+                        self.marked = True  # a subclass, not looked into: the fit does
                     continue
                 kind = block.get("type")
                 if kind == "tool_use":
