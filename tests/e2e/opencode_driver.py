@@ -81,14 +81,9 @@ def model() -> str:
     return next(iter(declared))
 
 
-def run_opencode(
-    opencode: Path, home: Path, project: Path, base_url: str, prompt: str
-) -> OpencodeRun:
-    """One ``opencode run`` in ``project``; ``home`` holds its HOME and XDG dirs (a
-    session-wide one saves opencode's first-start setup on later runs)."""
+def _env(home: Path) -> dict[str, str]:
     home.mkdir(parents=True, exist_ok=True)
-    (project / "opencode.json").write_text(json.dumps(opencode_config(base_url)))
-    env = {
+    return {
         "PATH": agent_path(),  # the venv's rg for grep and glob
         "HOME": str(home),
         "XDG_CONFIG_HOME": str(home / ".config"),
@@ -97,6 +92,15 @@ def run_opencode(
         "OPENCODE_DISABLE_MODELS_FETCH": "1",
         "OPENCODE_DISABLE_AUTOUPDATE": "1",
     }
+
+
+def run_opencode(
+    opencode: Path, home: Path, project: Path, base_url: str, prompt: str
+) -> OpencodeRun:
+    """One ``opencode run`` in ``project``; ``home`` holds its HOME and XDG dirs (a
+    session-wide one saves opencode's first-start setup on later runs)."""
+    env = _env(home)
+    (project / "opencode.json").write_text(json.dumps(opencode_config(base_url)))
     done = subprocess.run(
         [
             str(opencode),

@@ -1,0 +1,162 @@
+"""Ten-turn sessions of a real client through ``serve --workers 2 --upstream claude-code``,
+for the e2e test (test_e2e_claude_code_sessions.py) and the benchmark
+(benchmarks/bench_claude_code_sessions.py) alike.
+
+A session is ten user turns, each sent after the answer to the one before. In five of
+them the scripted model endpoint first proposes one of Claude Code's tools (Read, Edit,
+Bash); the client runs it with its own tool and sends the result, and the endpoint then
+answers ``TURN-n-DONE``. Every reply carries a usage of its own (all four token counts
+distinct from request to request), so a client's usage can be checked against the
+endpoint's log request by request. A byte relay in front of ``serve`` (timing_relay.py)
+times each request as the client sees it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from fake_upstream import Script
+from scripted import TEST_CLAUDE, ScriptedEndpoint, calls, done
+from serve_process import serving
+from timing_relay import Timed, TimingRelay
+
+SPARES_OPTION = "--claude-spares"
+TOKENS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+HELLO = "Hello from the pi e2e test file.\nSecond line: 42.\n"
+APPENDED = "Third line: appended.\n"
+FINAL = {  # what the project's files hold once the session is over
+    "hello.txt": HELLO.replace("42", "43"),
+    "copy.txt": (HELLO + APPENDED).replace("42", "44"),
+}
+
+
+@dataclass(frozen=True)
+class Turn:
+    prompt: str
+    call: tuple[str, dict[str, Any]] | None = None  # what the model proposes first, if any
+
+
+def session_turns(project: Path | None, described: bool = False) -> list[Turn]:
+    """The ten turns. File paths are relative to the project, or absolute under ``project``
+    when given (opencode's tools want them so); ``described`` adds the ``description``
+    opencode's bash requires."""
+
+    def path(name: str) -> str:
+        return str(project / name) if project is not None else name
+
+    def bash(command: str) -> tuple[str, dict[str, Any]]:
+        args = {"command": command, **({"description": "Run it"} if described else {})}
+        return ("Bash", args)
+
+    def edit(name: str, old: str, new: str) -> tuple[str, dict[str, Any]]:
+        return ("Edit", {"file_path": path(name), "old_string": old, "new_string": new})
+
+    return [
+        Turn("Read hello.txt.", ("Read", {"file_path": path("hello.txt")})),
+        Turn("What does its second line say?"),
+        Turn("Change 42 to 43 in hello.txt.", edit("hello.txt", "42", "43")),
+        Turn("Is anything else in it worth changing?"),
+        Turn("Copy hello.txt to copy.txt.", bash("cp hello.txt copy.txt")),
+        Turn("Good. What did the copy get?"),
+        Turn("Append a third line to copy.txt.", bash(f"printf '{APPENDED[:-1]}\\n' >> copy.txt")),
+        Turn("Which files have we touched so far?"),
+        Turn("Change 43 to 44 in copy.txt.", edit("copy.txt", "43", "44")),
+        Turn("Thanks, that is all."),
+    ]
+
+
+def usage(n: int) -> dict[str, Any]:
+    """The n-th reply's usage: every count different from every other request's."""
+    return {
+        "input_tokens": 1000 + 13 * n,
+        "output_tokens": 20 + 3 * n,
+        "cache_creation_input_tokens": 5000 + 101 * n,
+        "cache_read_input_tokens": 700 + 37 * n,
+    }
+
+
+def endpoint_for(turns: list[Turn]) -> ScriptedEndpoint:
+    """A scripted endpoint that walks the client through ``turns``: per turn a tool call
+    (when the turn has one) and then ``TURN-n-DONE``."""
+    replies: list[Script] = []
+    for n, turn in enumerate(turns, 1):
+        if turn.call is not None:
+            replies.append(calls(turn.call))
+        replies.append(done(f"TURN-{n}-DONE"))
+    for n, reply in enumerate(replies):
+        reply.usage = usage(n)
+    return ScriptedEndpoint(replies)
+
+
+@cache
+def spares_supported() -> bool:
+    """Whether this ``serve`` has the warm path's setting (``serve --help`` lists it)."""
+    cli = Path(sys.executable).with_name("bridge-rules")
+    shown = subprocess.run(
+        [str(cli), "serve", "--help"], capture_output=True, text=True, check=False, timeout=60
+    )
+    return SPARES_OPTION in shown.stdout
+
+
+@dataclass
+class SessionRun:
+    """What one session left: the client's view, the endpoint's log, the relay's timings."""
+
+    answers: list[str]  # the text the client got at the end of each turn
+    usage: list[dict[str, int]]  # per model request, as the client got it (TOKENS)
+    endpoint: ScriptedEndpoint
+    timings: list[Timed]
+    project: Path
+    floor_ms: float = 0.0  # the endpoint's own time to first byte, straight at it
+    notes: list[str] = field(default_factory=list)
+
+    def turn_ms(self) -> list[float]:
+        """Per user turn, the time to the first byte of the request that carried its
+        prompt, beyond the endpoint's own (``floor_ms``)."""
+        firsts = [t for t in self.timings if opens_turn(t.json)]
+        return [(t.ms or float("nan")) - self.floor_ms for t in firsts]
+
+
+def opens_turn(body: Any) -> bool:
+    """A model request whose last message is the user's prompt (not tool results): the
+    request that starts a turn. Side requests without tools (a title) are not turns."""
+    if not isinstance(body, dict) or not body.get("tools") or not body.get("messages"):
+        return False
+    content = body["messages"][-1]["content"]
+    if isinstance(content, str):
+        return True
+    return not any(b.get("type") == "tool_result" for b in content)
+
+
+@contextmanager
+def claude_serve(endpoint: ScriptedEndpoint, spares: int, *rules: str) -> Iterator[TimingRelay]:
+    """``serve --workers 2 --upstream claude-code`` as a process, its CLI's model endpoint
+    ``endpoint``, ``--claude-spares spares`` when serve has it (spares 0 without it is
+    today's behaviour); yields a timing relay in front of it."""
+    options = ["--upstream", "claude-code", "--workers", "2"]
+    if os.environ.get(TEST_CLAUDE):
+        options += ["--claude-path", os.environ[TEST_CLAUDE]]
+    if spares or spares_supported():
+        options += [SPARES_OPTION, str(spares)]
+    for ref in rules:
+        options += ["--rules", ref]
+    env = {"ANTHROPIC_BASE_URL": endpoint.url, "ANTHROPIC_API_KEY": "sk-ant-test"}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        with serving(*options) as url, TimingRelay(url) as relay:
+            yield relay
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
