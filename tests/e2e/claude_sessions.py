@@ -18,7 +18,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -115,14 +115,12 @@ class SessionRun:
     endpoint: ScriptedEndpoint
     timings: list[Timed]
     project: Path
-    floor_ms: float = 0.0  # the endpoint's own time to first byte, straight at it
-    notes: list[str] = field(default_factory=list)
 
-    def turn_ms(self) -> list[float]:
-        """Per user turn, the time to the first byte of the request that carried its
-        prompt, beyond the endpoint's own (``floor_ms``)."""
-        firsts = [t for t in self.timings if opens_turn(t.json)]
-        return [(t.ms or float("nan")) - self.floor_ms for t in firsts]
+
+def turn_ms(timings: list[Timed], floor: float = 0.0) -> list[float]:
+    """Per user turn, the time to the first body byte of the request that carried its
+    prompt, less ``floor`` (the endpoint's own time)."""
+    return [(t.ms or float("nan")) - floor for t in timings if opens_turn(t.json)]
 
 
 def opens_turn(body: Any) -> bool:

@@ -34,6 +34,7 @@ from claude_sessions import (
     endpoint_for,
     session_turns,
     spares_supported,
+    turn_ms,
 )
 from fake_upstream import Recorded
 from session_clients import run_client
@@ -124,6 +125,8 @@ def test_a_ten_turn_session_is_answered_turn_by_turn(
     posts = [t for t in session.timings if re.match(rb"POST /v1/messages[ ?]", t.raw)]
     assert len(posts) == 15
     assert all(t.ms is not None for t in posts)
+    # measured, not judged (the benchmark is the judge): in the report's properties
+    request.node.user_properties.append(("turn_ms", [round(ms) for ms in turn_ms(posts)]))
 
 
 @pytest.mark.skipif(

@@ -1,0 +1,106 @@
+"""Per-turn latency of real ten-turn sessions through ``serve --workers 2 --upstream
+claude-code``, warm path off and on: the table in docs/claude-code-upstream.md.
+
+The sessions are the e2e test's (tests/e2e/claude_sessions.py): the ``anthropic`` SDK
+(streaming), pi and opencode each run ten user turns, five with a tool call, against a
+scripted endpoint on loopback that answers at once. A byte relay in front of ``serve``
+times each request from its first byte to the first byte of the answer's body, as the
+client sees it; a turn's figure is the request that carries its prompt. The endpoint's
+own time, taken the same way through a relay straight at it, is subtracted.
+
+    PYTHONPATH=src python benchmarks/bench_claude_code_sessions.py [--spares 0,2]
+        [--clients sdk,pi,opencode] [--repeat N] [--settle SECONDS]
+
+``--spares`` defaults to 0 and 2 when ``serve --help`` lists ``--claude-spares``, else 0.
+With ``--repeat N`` each turn's figure is the median over N sessions. pi and opencode are
+installed with npm the first time (tests/e2e/toolchain.py's cache).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "e2e"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from claude_sessions import (
+    HELLO,
+    claude_serve,
+    endpoint_for,
+    session_turns,
+    spares_supported,
+    turn_ms,
+)
+from opencode_driver import install_opencode
+from pi_driver import install_pi
+from scripted import ScriptedEndpoint, done
+from session_clients import run_client
+from timing_relay import TimingRelay
+from toolchain import cache_dir
+
+TURN = {"model": "claude-sonnet-4-6", "max_tokens": 64, "stream": True, "messages": []}
+
+
+def floor_ms(runs: int = 10) -> float:
+    """The endpoint's own time to the first body byte, through a relay as the sessions'."""
+    body = {**TURN, "messages": [{"role": "user", "content": "hi"}]}
+    with ScriptedEndpoint([done("hi")]) as endpoint, TimingRelay(endpoint.url) as relay:
+        for _ in range(runs):
+            with httpx.stream("POST", f"{relay.url}/v1/messages", json=body) as reply:
+                reply.read()
+        return statistics.median(t.ms or 0.0 for t in relay.requests)
+
+
+def one_session(client: str, spares: int, settle: float, floor: float) -> list[float]:
+    """The ten turns' times beyond the endpoint, in milliseconds."""
+    agent = {"sdk": None, "pi": install_pi, "opencode": install_opencode}[client]
+    scratch = Path(tempfile.mkdtemp(prefix="bench-cc-"))
+    try:
+        project = scratch / "project"
+        project.mkdir()
+        (project / "hello.txt").write_text(HELLO)
+        opencode = client == "opencode"
+        turns = session_turns(project if opencode else None, described=opencode)
+        binary = None if agent is None else agent(cache_dir())
+        endpoint = endpoint_for(turns)
+        with endpoint, claude_serve(endpoint, spares, *(["opencode"] if opencode else [])) as relay:
+            time.sleep(settle)  # a server that has been up a moment, as a user meets it
+            answers, _ = run_client(client, binary, scratch, relay.url, turns)
+            if answers != [f"TURN-{n}-DONE" for n in range(1, 11)]:
+                raise SystemExit(f"{client}: the session went wrong: {answers}")
+        return turn_ms(relay.requests, floor)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    default_spares = "0,2" if spares_supported() else "0"
+    parser.add_argument("--spares", default=default_spares)
+    parser.add_argument("--clients", default="sdk,pi,opencode")
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--settle", type=float, default=3.0)
+    args = parser.parse_args()
+    floor = floor_ms()
+    print(f"endpoint itself: p50 {floor:.1f} ms to the first body byte")
+    print()
+    print("| client | `--claude-spares` | turn 1 | median of turns 1-10 | turn 10 |")
+    print("|---|---|---|---|---|")
+    for client in args.clients.split(","):
+        for spares in (int(s) for s in args.spares.split(",")):
+            runs = [one_session(client, spares, args.settle, floor) for _ in range(args.repeat)]
+            per_turn = [statistics.median(r[n] for r in runs) for n in range(10)]
+            cells = [per_turn[0], statistics.median(per_turn), per_turn[9]]
+            shown = " | ".join(f"{ms:.0f} ms" for ms in cells)
+            print(f"| {client} | {spares} | {shown} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
