@@ -15,6 +15,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fnmatch
+import hashlib
+import json
 import logging
 import shutil
 import tempfile
@@ -136,6 +138,7 @@ class Session:
         self._deadline = asyncio.get_running_loop().time() + max_time
         self._max_time = max_time
         self._replaying = True
+        self._connected = False
         self.policy = policy
         self.idle_timeout = idle_timeout
         self.run = Run()
@@ -178,6 +181,59 @@ class Session:
         )
         self.client = ClaudeSDKClient(options, transport=self.process)
 
+    def shape(self) -> str:
+        """What makes this process the one a request needs, as a hash: its command line,
+        environment and working directory (the scratch directory's random name taken
+        out), the system prompt its file holds, the in-process MCP tools and the policy.
+        Everything but the conversation: two sessions of one shape start the same
+        process and write it the same initialisation, so a spare of this shape
+        (:mod:`.spares`) is the process this request would start."""
+        scratch = str(self._scratch)
+        servers = {
+            name: [(t.name, t.description, t.schema) for t in tools]
+            for name, tools in self.plan.servers.items()
+        }
+        data = {
+            "argv": [a.replace(scratch, "") for a in self.process.argv],
+            "env": {k: v.replace(scratch, "") for k, v in self.process.env.items()},
+            "cwd": self.process.cwd.replace(scratch, ""),
+            "system": self.plan.system,
+            "servers": servers,
+            "allow": list(self.policy.allow),
+        }
+        text = json.dumps(data, sort_keys=True, ensure_ascii=False, default=repr)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    async def start(self) -> bool:
+        """Start the CLI ahead of its request (a spare); False when it did not start,
+        whatever the reason: the request that would take it then starts its own, as
+        without spares, and meets the fault itself."""
+        try:
+            await asyncio.wait_for(self.client.connect(), self.idle_timeout)
+        except Exception as exc:
+            log.info("claude-code: a spare CLI did not start: %s", exc)
+            return False
+        self._connected = True
+        return True
+
+    def alive(self) -> bool:
+        return self._connected and self.process.is_ready()
+
+    def adopt(self, plan: CliPlan, max_time: float) -> None:
+        """Answer ``plan`` with this started spare: its shape is ``plan``'s, its
+        conversation and bounds are the request's from now on."""
+        self.plan = plan
+        self.bridge = Bridge(plan.wire_name, self.policy.runs)
+        self._deadline = asyncio.get_running_loop().time() + max_time
+        self._max_time = max_time
+
+    def discard(self) -> None:
+        """Let go of a session that never started (a spare answered its request): its
+        scratch directory goes in a thread, off the request's path (removing it took up
+        to 15 ms on a busy disk)."""
+        loop = asyncio.get_running_loop()
+        loop.run_in_executor(None, shutil.rmtree, self._scratch, True)
+
     async def _before_tool(
         self, data: HookInput, tool_use_id: str | None, context: HookContext
     ) -> HookJSONOutput:
@@ -215,7 +271,8 @@ class Session:
         """The client's events, in order; raises :class:`CliFailed` before the first one
         when the CLI cannot answer."""
         try:
-            await self._within(self.client.connect(), "start")
+            if not self._connected:
+                await self._within(self.client.connect(), "start")
             messages = self.client.receive_messages()
             for line in self.plan.lines[:-1]:
                 await self._send(line)
