@@ -19,6 +19,7 @@ installed with npm the first time (tests/e2e/toolchain.py's cache).
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import sys
@@ -36,6 +37,7 @@ from claude_sessions import (
     endpoint_for,
     session_turns,
     spares_supported,
+    spares_taken,
     turn_ms,
 )
 from opencode_driver import install_opencode
@@ -58,8 +60,9 @@ def floor_ms(runs: int = 10) -> float:
         return statistics.median(t.ms or 0.0 for t in relay.requests)
 
 
-def one_session(client: str, spares: int, settle: float, floor: float) -> list[float]:
-    """The ten turns' times beyond the endpoint, in milliseconds."""
+def one_session(client: str, spares: int, settle: float, floor: float) -> tuple[list[float], int]:
+    """The ten turns' times beyond the endpoint, in milliseconds, and how many of the
+    session's requests took a spare CLI."""
     agent = {"sdk": None, "pi": install_pi, "opencode": install_opencode}[client]
     scratch = Path(tempfile.mkdtemp(prefix="bench-cc-"))
     try:
@@ -70,12 +73,14 @@ def one_session(client: str, spares: int, settle: float, floor: float) -> list[f
         turns = session_turns(project if opencode else None, described=opencode)
         binary = None if agent is None else agent(cache_dir())
         endpoint = endpoint_for(turns)
-        with endpoint, claude_serve(endpoint, spares, *(["opencode"] if opencode else [])) as relay:
+        rules = ["opencode"] if opencode else []
+        log = scratch / "serve.log"
+        with endpoint, claude_serve(endpoint, spares, *rules, log=log) as relay:
             time.sleep(settle)  # a server that has been up a moment, as a user meets it
             answers, _ = run_client(client, binary, scratch, relay.url, turns)
             if answers != [f"TURN-{n}-DONE" for n in range(1, 11)]:
                 raise SystemExit(f"{client}: the session went wrong: {answers}")
-        return turn_ms(relay.requests, floor)
+        return turn_ms(relay.requests, floor), spares_taken(log)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -90,16 +95,19 @@ def main() -> None:
     args = parser.parse_args()
     floor = floor_ms()
     print(f"endpoint itself: p50 {floor:.1f} ms to the first body byte")
+    print(f"load average at the start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print()
-    print("| client | `--claude-spares` | turn 1 | median of turns 1-10 | turn 10 |")
-    print("|---|---|---|---|---|")
+    print("| client | `--claude-spares` | turn 1 | median turn | turn 10 | spare taken |")
+    print("|---|---|---|---|---|---|")
     for client in args.clients.split(","):
         for spares in (int(s) for s in args.spares.split(",")):
-            runs = [one_session(client, spares, args.settle, floor) for _ in range(args.repeat)]
-            per_turn = [statistics.median(r[n] for r in runs) for n in range(10)]
+            done = [one_session(client, spares, args.settle, floor) for _ in range(args.repeat)]
+            per_turn = [statistics.median(r[n] for r, _ in done) for n in range(10)]
             cells = [per_turn[0], statistics.median(per_turn), per_turn[9]]
             shown = " | ".join(f"{ms:.0f} ms" for ms in cells)
-            print(f"| {client} | {spares} | {shown} |", flush=True)
+            taken = sum(t for _, t in done)
+            print(f"| {client} | {spares} | {shown} | {taken} of {15 * len(done)} |", flush=True)
+    print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

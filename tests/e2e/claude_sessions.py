@@ -13,6 +13,7 @@ times each request as the client sees it.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -115,6 +116,7 @@ class SessionRun:
     endpoint: ScriptedEndpoint
     timings: list[Timed]
     project: Path
+    spares_taken: int  # requests serve answered with a spare CLI
 
 
 def turn_ms(timings: list[Timed], floor: float = 0.0) -> list[float]:
@@ -135,10 +137,13 @@ def opens_turn(body: Any) -> bool:
 
 
 @contextmanager
-def claude_serve(endpoint: ScriptedEndpoint, spares: int, *rules: str) -> Iterator[TimingRelay]:
+def claude_serve(
+    endpoint: ScriptedEndpoint, spares: int, *rules: str, log: Path | None = None
+) -> Iterator[TimingRelay]:
     """``serve --workers 2 --upstream claude-code`` as a process, its CLI's model endpoint
     ``endpoint``, ``--claude-spares spares`` when serve has it (spares 0 without it is
-    today's behaviour); yields a timing relay in front of it."""
+    today's behaviour); yields a timing relay in front of it. ``log`` takes serve's stderr
+    (spares_taken reads it)."""
     options = ["--upstream", "claude-code", "--workers", "2"]
     if os.environ.get(TEST_CLAUDE):
         options += ["--claude-path", os.environ[TEST_CLAUDE]]
@@ -150,7 +155,7 @@ def claude_serve(endpoint: ScriptedEndpoint, spares: int, *rules: str) -> Iterat
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     try:
-        with serving(*options) as url, TimingRelay(url) as relay:
+        with serving(*options, log=log) as url, TimingRelay(url) as relay:
             yield relay
     finally:
         for k, v in saved.items():
@@ -158,3 +163,16 @@ def claude_serve(endpoint: ScriptedEndpoint, spares: int, *rules: str) -> Iterat
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+
+
+def spares_taken(log: Path) -> int:
+    """How many model requests serve answered with a spare CLI (their access lines say
+    ``"spare": true``)."""
+    taken = 0
+    for line in log.read_text().splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue  # not an access line
+        taken += isinstance(record, dict) and record.get("spare") is True
+    return taken

@@ -34,6 +34,7 @@ from claude_sessions import (
     endpoint_for,
     session_turns,
     spares_supported,
+    spares_taken,
     turn_ms,
 )
 from fake_upstream import Recorded
@@ -85,10 +86,13 @@ def run(client: str, spares: int, request: pytest.FixtureRequest) -> SessionRun:
     agent = None if client == "sdk" else request.getfixturevalue(client)
     endpoint = endpoint_for(turns)
     with endpoint:
-        with claude_serve(endpoint, spares, *(["opencode"] if opencode else [])) as relay:
+        rules = ["opencode"] if opencode else []
+        with claude_serve(endpoint, spares, *rules, log=base / "serve.log") as relay:
             answers, usage = run_client(client, agent, scratch, relay.url, turns)
         timings = list(relay.requests)
-    _runs[client, spares] = SessionRun(answers, usage, endpoint, timings, project)
+    _runs[client, spares] = SessionRun(
+        answers, usage, endpoint, timings, project, spares_taken(base / "serve.log")
+    )
     return _runs[client, spares]
 
 
@@ -125,8 +129,12 @@ def test_a_ten_turn_session_is_answered_turn_by_turn(
     posts = [t for t in session.timings if re.match(rb"POST /v1/messages[ ?]", t.raw)]
     assert len(posts) == 15
     assert all(t.ms is not None for t in posts)
+    # the warm path answered some of the turns when it was on (else the comparison with
+    # it off would show nothing), and none when it was off
+    assert (session.spares_taken > 0) == (spares > 0), session.spares_taken
     # measured, not judged (the benchmark is the judge): in the report's properties
     request.node.user_properties.append(("turn_ms", [round(ms) for ms in turn_ms(posts)]))
+    request.node.user_properties.append(("spares_taken", session.spares_taken))
 
 
 @pytest.mark.skipif(
