@@ -182,7 +182,7 @@ class AccessRecord:
     limit: str | None = None  # the key's limit that refused the request (429)
     upstream_status: int | None = None
     upstream_ms: float | None = None  # request sent upstream -> its response headers in
-    spare: bool = False  # answered by a Claude Code CLI started ahead (claude_code/spares.py)
+    spare: int = 0  # a Claude Code CLI started ahead answered: 1 + the lines it had replayed
     bytes_in: int = 0
     bytes_out: int = 0
     error: str | None = None
@@ -216,7 +216,7 @@ class AccessRecord:
         if self.upstream_ms is not None:
             out["upstream_ms"] = self.upstream_ms
         if self.spare:
-            out["spare"] = True
+            out["spare"] = self.spare
         if self.error is not None:
             out["error"] = self.error
         if self.inbound_denied_calls:

@@ -46,4 +46,4 @@ def claude_code_upstream(config: ProxyConfig) -> ClaudeCodeUpstream:
     bounds = Bounds(config.claude_max_turns, config.claude_max_bytes, config.claude_max_time)
     settings = CliSettings(path, config.max_sessions, config.timeout, policy, bounds)
     spares = Spares(config.claude_spares, config.claude_spare_ttl)
-    return ClaudeCodeUpstream(settings, Pool(config), spares)
+    return ClaudeCodeUpstream(settings, Pool(config), spares, config.claude_prepare)

@@ -11,24 +11,40 @@ none starts its own, as without spares.
 
 What a spare holds is the shape, the client's configuration sent with every request of a
 session; never a conversation: the messages are written to it only once a request has
-taken it, and it ends with that request like any session. The pool is a cache of one
-worker: bounded (``--claude-spares``), each spare ended ``ttl`` seconds after it was
-started if no request took it, all of them ended when the worker stops, and started in
-an empty :mod:`contextvars` context, so nothing of the request that asked for it lives on
-in its tasks.
+taken it, and it ends with that request like any session.
+
+With ``--claude-prepare`` a spare also holds a conversation, by choice of the operator:
+after a request, the spare of its shape gets that request's history replayed (every
+message but the last user turn), so the conversation's next request, whose messages start
+with the same lines, writes only what is new. Those lines are the client's data, kept in
+the worker after the request ended, until the spare is taken, expires or is pushed out.
+
+The pool is a cache of one worker: bounded (``--claude-spares``), each spare ended
+``ttl`` seconds after it was started if no request took it, all of them ended when the
+worker stops, and started in an empty :mod:`contextvars` context, so nothing of the
+request that asked for it lives on in its tasks.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
+import hashlib
+import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from bridge_rules.proxy.claude_code.session import Session
 
 log = logging.getLogger("bridge_rules.proxy.claude_code")
+
+
+def digest(lines: list[dict[str, Any]]) -> str:
+    """Which stream-json lines, as a hash (a prepared spare's history)."""
+    text = json.dumps(lines, sort_keys=True, ensure_ascii=False, default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 @dataclass
@@ -36,7 +52,15 @@ class Spare:
     key: str
     session: Session
     started: asyncio.Task[bool]
+    history: tuple[int, str] = (0, "")
+    """The lines replayed into it ahead: how many, and their :func:`digest`."""
     expiry: asyncio.TimerHandle | None = None
+
+    def continues(self, lines: list[dict[str, Any]]) -> bool:
+        """Whether a request of ``lines`` starts with this spare's history (and has a
+        last turn of its own to add)."""
+        count, held = self.history
+        return count == 0 or (count < len(lines) and digest(lines[:count]) == held)
 
     async def ready(self) -> bool:
         """Whether it started and still runs (waits for a start under way)."""
@@ -56,25 +80,29 @@ class Spares:
     def __len__(self) -> int:
         return len(self._spares)
 
-    def take(self, key: str) -> Spare | None:
-        """The oldest spare of shape ``key``, now the caller's; None when there is none."""
-        for spare in self._spares:
-            if spare.key == key:
-                self._spares.remove(spare)
-                if spare.expiry is not None:
-                    spare.expiry.cancel()
-                return spare
-        return None
+    def take(self, key: str, lines: list[dict[str, Any]]) -> Spare | None:
+        """The spare of shape ``key`` whose history the request's ``lines`` continue, the
+        longest such history first, now the caller's; None when there is none."""
+        fits = [s for s in self._spares if s.key == key and s.continues(lines)]
+        if not fits:
+            return None
+        spare = max(fits, key=lambda s: s.history[0])
+        self._spares.remove(spare)
+        if spare.expiry is not None:
+            spare.expiry.cancel()
+        return spare
 
-    def refill(self, make: Callable[[], Session]) -> None:
-        """Start a spare of the shape ``make`` builds; when the pool is full, the oldest
-        spare of another shape makes room, and with none the pool stays as it is."""
+    def refill(self, make: Callable[[], Session], history: list[dict[str, Any]]) -> None:
+        """Start a spare of the shape ``make`` builds, ``history`` replayed into it (none:
+        a bare spare); when the pool is full, the oldest spare unlike it makes room, and
+        with none the pool stays as it is."""
         if self.limit < 1 or self._closed:
             return
         session = make()
         key = session.shape()
+        held = (len(history), digest(history) if history else "")
         if len(self._spares) >= self.limit:
-            others = [s for s in self._spares if s.key != key]
+            others = [s for s in self._spares if (s.key, s.history) != (key, held)]
             if not others:
                 session.discard()
                 return
@@ -82,8 +110,9 @@ class Spares:
         loop = asyncio.get_running_loop()
         # An empty context: the SDK's reader task inherits it, and must not keep the
         # request that asked for this spare (its id, its state) alive.
-        started = contextvars.Context().run(loop.create_task, session.start())
-        spare = Spare(key, session, started)
+        work = session.prepare(history) if history else session.start()
+        started = contextvars.Context().run(loop.create_task, work)
+        spare = Spare(key, session, started, held)
         spare.expiry = loop.call_later(self.ttl, self._expire, spare)
         self._spares.append(spare)
 

@@ -68,11 +68,16 @@ class ClaudeCodeUpstream:
     models_from_rules = True  # the CLI has no Models API: the rules list the models
 
     def __init__(
-        self, settings: CliSettings, pool: Pool | None = None, spares: Spares | None = None
+        self,
+        settings: CliSettings,
+        pool: Pool | None = None,
+        spares: Spares | None = None,
+        prepare_history: bool = False,
     ) -> None:
         self.settings = settings
         self.pool = pool
         self.spares = spares if spares is not None else Spares(0, 1.0)
+        self.prepare_history = prepare_history
         self.active = 0
         self._offered: tuple[list[Offered] | None] | None = None
         self._offered_lock = asyncio.Lock()
@@ -172,7 +177,8 @@ class ClaudeCodeUpstream:
 
             def refill() -> None:
                 if not counting:  # a spare of the shape this request had, for the next
-                    self.spares.refill(lambda: self._new(replace(cli_plan, lines=[])))
+                    history = cli_plan.lines[:-1] if self.prepare_history else []
+                    self.spares.refill(lambda: self._new(replace(cli_plan, lines=[])), history)
 
             try:
                 answer = _timed(events, ex, refill)
@@ -221,15 +227,21 @@ class ClaudeCodeUpstream:
         session = self._new(cli_plan)
         if self.spares.limit < 1:
             return session
-        spare = self.spares.take(session.shape())
+        spare = self.spares.take(session.shape(), cli_plan.lines)
         if spare is None:
             return session
-        if not await spare.ready():  # it failed: the request meets the fault itself
+        try:
+            ready = await spare.ready()
+        except BaseException:  # the client left while it started: it goes too
+            self.spares.end(spare)
+            session.discard()
+            raise
+        if not ready:  # it failed: the request meets the fault itself
             self.spares.end(spare)
             return session
         session.discard()
         spare.session.adopt(cli_plan, self.settings.bounds.time)
-        ex.reply.record.spare = True
+        ex.reply.record.spare = spare.history[0] + 1  # 1: a bare spare; more: a prepared one
         return spare.session
 
     async def _json(self, ex: Exchange, events: AsyncIterator[Event], counting: bool) -> None:
