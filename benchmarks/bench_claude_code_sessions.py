@@ -8,10 +8,12 @@ times each request from its first byte to the first byte of the answer's body, a
 client sees it; a turn's figure is the request that carries its prompt. The endpoint's
 own time, taken the same way through a relay straight at it, is subtracted.
 
-    PYTHONPATH=src python benchmarks/bench_claude_code_sessions.py [--spares 0,2]
+    PYTHONPATH=src python benchmarks/bench_claude_code_sessions.py [--warm off,spares,prepare]
         [--clients sdk,pi,opencode] [--repeat N] [--settle SECONDS]
 
-``--spares`` defaults to 0 and 2 when ``serve --help`` lists ``--claude-spares``, else 0.
+``--warm`` names entries of claude_sessions.WARM (off: ``--claude-spares 0``; spares:
+``--claude-spares 2``; prepare: that and ``--claude-prepare``); by default every one this
+``serve`` has.
 With ``--repeat N`` each turn's figure is the median over N sessions. pi and opencode are
 installed with npm the first time (tests/e2e/toolchain.py's cache).
 """
@@ -36,9 +38,9 @@ from claude_sessions import (
     claude_serve,
     endpoint_for,
     session_turns,
-    spares_supported,
     spares_taken,
     turn_ms,
+    warm_modes,
 )
 from opencode_driver import install_opencode
 from pi_driver import install_pi
@@ -60,9 +62,11 @@ def floor_ms(runs: int = 10) -> float:
         return statistics.median(t.ms or 0.0 for t in relay.requests)
 
 
-def one_session(client: str, spares: int, settle: float, floor: float) -> tuple[list[float], int]:
-    """The ten turns' times beyond the endpoint, in milliseconds, and how many of the
-    session's requests took a spare CLI."""
+def one_session(
+    client: str, warm: str, settle: float, floor: float
+) -> tuple[list[float], list[int]]:
+    """The ten turns' times beyond the endpoint, in milliseconds, and the access lines'
+    ``spare`` of the session's requests that took a spare CLI."""
     agent = {"sdk": None, "pi": install_pi, "opencode": install_opencode}[client]
     scratch = Path(tempfile.mkdtemp(prefix="bench-cc-"))
     try:
@@ -75,7 +79,7 @@ def one_session(client: str, spares: int, settle: float, floor: float) -> tuple[
         endpoint = endpoint_for(turns)
         rules = ["opencode"] if opencode else []
         log = scratch / "serve.log"
-        with endpoint, claude_serve(endpoint, spares, *rules, log=log) as relay:
+        with endpoint, claude_serve(endpoint, warm, *rules, log=log) as relay:
             time.sleep(settle)  # a server that has been up a moment, as a user meets it
             answers, _ = run_client(client, binary, scratch, relay.url, turns)
             if answers != [f"TURN-{n}-DONE" for n in range(1, 11)]:
@@ -87,8 +91,7 @@ def one_session(client: str, spares: int, settle: float, floor: float) -> tuple[
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    default_spares = "0,2" if spares_supported() else "0"
-    parser.add_argument("--spares", default=default_spares)
+    parser.add_argument("--warm", default=",".join(warm_modes()))
     parser.add_argument("--clients", default="sdk,pi,opencode")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--settle", type=float, default=3.0)
@@ -97,16 +100,19 @@ def main() -> None:
     print(f"endpoint itself: p50 {floor:.1f} ms to the first body byte")
     print(f"load average at the start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print()
-    print("| client | `--claude-spares` | turn 1 | median turn | turn 10 | spare taken |")
-    print("|---|---|---|---|---|---|")
+    print("| client | warm | turn 1 | median turn | turn 10 | took a spare | prepared |")
+    print("|---|---|---|---|---|---|---|")
     for client in args.clients.split(","):
-        for spares in (int(s) for s in args.spares.split(",")):
-            done = [one_session(client, spares, args.settle, floor) for _ in range(args.repeat)]
+        for warm in args.warm.split(","):
+            done = [one_session(client, warm, args.settle, floor) for _ in range(args.repeat)]
             per_turn = [statistics.median(r[n] for r, _ in done) for n in range(10)]
             cells = [per_turn[0], statistics.median(per_turn), per_turn[9]]
             shown = " | ".join(f"{ms:.0f} ms" for ms in cells)
-            taken = sum(t for _, t in done)
-            print(f"| {client} | {spares} | {shown} | {taken} of {15 * len(done)} |", flush=True)
+            taken = [n for _, spares in done for n in spares]
+            prepared = sum(n > 1 for n in taken)
+            of = f"of {15 * len(done)}"
+            row = f"| {client} | {warm} | {shown} | {len(taken)} {of} | {prepared} {of} |"
+            print(row, flush=True)
     print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
 
 

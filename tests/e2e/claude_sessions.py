@@ -29,7 +29,6 @@ from scripted import TEST_CLAUDE, ScriptedEndpoint, calls, done
 from serve_process import serving
 from timing_relay import Timed, TimingRelay
 
-SPARES_OPTION = "--claude-spares"
 TOKENS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 HELLO = "Hello from the pi e2e test file.\nSecond line: 42.\n"
 APPENDED = "Third line: appended.\n"
@@ -97,14 +96,27 @@ def endpoint_for(turns: list[Turn]) -> ScriptedEndpoint:
     return ScriptedEndpoint(replies)
 
 
+WARM: dict[str, list[str]] = {
+    "off": ["--claude-spares", "0"],
+    "spares": ["--claude-spares", "2"],  # the default
+    "prepare": ["--claude-spares", "2", "--claude-prepare"],
+}
+"""The warm paths' settings, by name: none, spare CLIs, spares with the history replayed."""
+
+
 @cache
-def spares_supported() -> bool:
-    """Whether this ``serve`` has the warm path's setting (``serve --help`` lists it)."""
+def warm_modes() -> list[str]:
+    """The entries of WARM this ``serve`` can run: "off" always; the others when
+    ``serve --help`` lists every option they pass."""
     cli = Path(sys.executable).with_name("bridge-rules")
     shown = subprocess.run(
         [str(cli), "serve", "--help"], capture_output=True, text=True, check=False, timeout=60
-    )
-    return SPARES_OPTION in shown.stdout
+    ).stdout
+    return ["off"] + [
+        name
+        for name, options in WARM.items()
+        if name != "off" and all(o in shown for o in options if o.startswith("--"))
+    ]
 
 
 @dataclass
@@ -116,7 +128,7 @@ class SessionRun:
     endpoint: ScriptedEndpoint
     timings: list[Timed]
     project: Path
-    spares_taken: int  # requests serve answered with a spare CLI
+    spares: list[int]  # per request a spare answered: 1 + the history lines it had replayed
 
 
 def turn_ms(timings: list[Timed], floor: float = 0.0) -> list[float]:
@@ -138,17 +150,19 @@ def opens_turn(body: Any) -> bool:
 
 @contextmanager
 def claude_serve(
-    endpoint: ScriptedEndpoint, spares: int, *rules: str, log: Path | None = None
+    endpoint: ScriptedEndpoint, warm: str, *rules: str, log: Path | None = None
 ) -> Iterator[TimingRelay]:
     """``serve --workers 2 --upstream claude-code`` as a process, its CLI's model endpoint
-    ``endpoint``, ``--claude-spares spares`` when serve has it (spares 0 without it is
-    today's behaviour); yields a timing relay in front of it. ``log`` takes serve's stderr
-    (spares_taken reads it)."""
+    ``endpoint``, with the settings of ``WARM[warm]`` (for "off", only when this serve has
+    them: without them it is today's behaviour); yields a timing relay in front of it.
+    ``log`` takes serve's stderr (spares_taken reads it)."""
     options = ["--upstream", "claude-code", "--workers", "2"]
     if os.environ.get(TEST_CLAUDE):
         options += ["--claude-path", os.environ[TEST_CLAUDE]]
-    if spares or spares_supported():
-        options += [SPARES_OPTION, str(spares)]
+    if warm in warm_modes():
+        options += WARM[warm]
+    elif warm != "off":
+        raise ValueError(f"this serve cannot run warm mode {warm!r}")
     for ref in rules:
         options += ["--rules", ref]
     env = {"ANTHROPIC_BASE_URL": endpoint.url, "ANTHROPIC_API_KEY": "sk-ant-test"}
@@ -165,14 +179,15 @@ def claude_serve(
                 os.environ[k] = v
 
 
-def spares_taken(log: Path) -> int:
-    """How many model requests serve answered with a spare CLI (their access lines say
-    ``"spare": true``)."""
-    taken = 0
+def spares_taken(log: Path) -> list[int]:
+    """The access lines' ``spare`` of every request a spare CLI answered: 1, plus the lines
+    of history it had replayed ahead (``--claude-prepare``)."""
+    taken: list[int] = []
     for line in log.read_text().splitlines():
         try:
             record = json.loads(line)
         except ValueError:
             continue  # not an access line
-        taken += isinstance(record, dict) and record.get("spare") is True
+        if isinstance(record, dict) and record.get("spare"):
+            taken.append(int(record["spare"]))
     return taken
