@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -24,6 +26,7 @@ from typing import Any
 
 from npm_install import NpmInstallError, npm_install
 from serve_process import SetupError, serving
+from tests.ports import free_port
 from toolchain import agent_path
 
 OPENCODE_PACKAGE = "opencode-ai"
@@ -121,3 +124,59 @@ def run_opencode(
         check=False,
     )
     return OpencodeRun(done.returncode, done.stdout, done.stderr)
+
+
+def run_opencode_structured(
+    opencode: Path, home: Path, project: Path, base_url: str, *, schema: dict[str, Any]
+) -> dict[str, Any]:
+    """One prompt asking for structured output, the way opencode's SDK asks: ``opencode
+    serve`` on loopback, ``POST /session``, then ``POST /session/{id}/message`` with
+    ``format: {type: json_schema, schema}``. opencode then offers a ``StructuredOutput``
+    tool and sends ``toolChoice: "required"``, which its Anthropic provider writes as
+    ``tool_choice: {"type": "any"}``. ``opencode run`` has no option for it. Returns the
+    assistant message opencode answered with (its ``info.error`` says what failed)."""
+    env = _env(home)
+    (project / "opencode.json").write_text(json.dumps(opencode_config(base_url)))
+    port = free_port()
+    server = subprocess.Popen(
+        [str(opencode), "serve", "--hostname", "127.0.0.1", "--port", str(port)],
+        cwd=project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                session = _post(f"{url}/session", {}, 5)
+                break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise SetupError("opencode serve did not answer") from None
+                time.sleep(0.2)
+        body = {
+            "parts": [{"type": "text", "text": "Read hello.txt and answer in the schema."}],
+            "model": {"providerID": "anthropic", "modelID": model()},
+            "format": {"type": "json_schema", "schema": schema},
+        }
+        answer: dict[str, Any] = _post(f"{url}/session/{session['id']}/message", body, 180)
+        return answer
+    finally:
+        server.terminate()
+        try:
+            server.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.communicate()
+
+
+def _post(url: str, body: dict[str, Any], timeout: float) -> Any:
+    request = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"content-type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=timeout) as reply:
+        return json.loads(reply.read())
