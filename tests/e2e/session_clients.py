@@ -12,18 +12,13 @@ reporting what it got: the text that ended each turn and the usage of each model
 from __future__ import annotations
 
 import json
-import subprocess
-import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 from claude_sessions import TOKENS, Turn
-from opencode_driver import _env, model, opencode_config
+from opencode_driver import call_api, model, opencode_serving
 from pi_driver import run_pi
 from pi_tools import TOOLS, run_tool
-from serve_process import SetupError
-from tests.ports import free_port
 
 Answers = tuple[list[str], list[dict[str, int]]]
 
@@ -100,34 +95,14 @@ def pi_session(pi: Path, scratch: Path, url: str, turns: list[Turn]) -> Answers:
 def opencode_session(
     opencode: Path, home: Path, project: Path, url: str, turns: list[Turn]
 ) -> Answers:
-    env = _env(home)  # opencode_driver's: a private HOME and XDG dirs, no network
-    (project / "opencode.json").write_text(json.dumps(opencode_config(url)))
-    port = free_port()
-    server = subprocess.Popen(
-        [str(opencode), "serve", "--hostname", "127.0.0.1", "--port", str(port)],
-        cwd=project,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    api = f"http://127.0.0.1:{port}"
-    try:
-        session = _started(api, server)
+    with opencode_serving(opencode, home, project, url, {"title": "ten turns"}) as (api, sid):
         for turn in turns:
             body = {
                 "parts": [{"type": "text", "text": turn.prompt}],
                 "model": {"providerID": "anthropic", "modelID": model()},
             }
-            _call(f"{api}/session/{session}/message", body, 180)
-        messages = _call(f"{api}/session/{session}/message", None, 30)
-    finally:
-        server.terminate()
-        try:
-            server.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.communicate()
+            call_api(f"{api}/session/{sid}/message", body, 180)
+        messages = call_api(f"{api}/session/{sid}/message", None, 30)
     return opencode_answers(messages)
 
 
@@ -153,25 +128,6 @@ def opencode_answers(messages: list[dict[str, Any]]) -> Answers:
         if msg["info"].get("finish") not in ("tool-calls",):
             answers.append("".join(p["text"] for p in msg["parts"] if p["type"] == "text"))
     return answers, usage
-
-
-def _started(api: str, server: subprocess.Popen[bytes]) -> str:
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            created: dict[str, Any] = _call(f"{api}/session", {"title": "ten turns"}, 5)
-            return str(created["id"])
-        except OSError:
-            if server.poll() is not None or time.monotonic() > deadline:
-                raise SetupError("opencode serve did not answer") from None
-            time.sleep(0.2)
-
-
-def _call(url: str, body: dict[str, Any] | None, timeout: float) -> Any:
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(url, data=data, headers={"content-type": "application/json"})
-    with urllib.request.urlopen(request, timeout=timeout) as reply:
-        return json.loads(reply.read())
 
 
 def run_client(
