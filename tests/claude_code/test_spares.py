@@ -248,3 +248,32 @@ def test_a_spare_dies_with_a_proxy_killed_by_sigkill(tmp_path: Path) -> None:
         assert len(settled(tmp_path, 1)) == 1
         os.killpg(pid, signal.SIGKILL)
         assert gone_within(tmp_path, 5) == {}
+
+
+def test_a_draining_proxy_ends_its_spares_before_the_requests_in_flight(tmp_path: Path) -> None:
+    slow = done("An answer that takes its time.")
+    slow.event_gap = 1.0
+    body = {
+        "model": "claude-sonnet-4-6",
+        "max_tokens": 64,
+        "stream": True,
+        "system": "shape B",
+        "tools": TOOLS,
+        "messages": [{"role": "user", "content": "hello"}],
+    }
+    with (
+        ScriptedEndpoint([done("hi"), slow]) as endpoint,
+        serving(tmp_path, endpoint.url, "--drain-timeout", "30") as (url, _, pid),
+    ):
+        assert ask(url, "shape A").status_code == 200
+        assert len(settled(tmp_path, 1)) == 1  # shape A's spare
+        with httpx.stream("POST", f"{url}/v1/messages", json=body, timeout=60) as reply:
+            chunks = reply.iter_bytes()
+            next(chunks)  # under way: its CLI runs, and shape B's spare starts
+            assert len(settled(tmp_path, 3)) == 3
+            os.killpg(pid, signal.SIGTERM)
+            left_running = settled(tmp_path, 1)  # the spares end, the request goes on
+            assert len(left_running) == 1
+            rest = b"".join(chunks)
+        assert b"message_stop" in rest  # the request in flight was answered in full
+        assert gone_within(tmp_path, 10) == {}

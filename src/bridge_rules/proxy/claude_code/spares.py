@@ -141,10 +141,14 @@ class Spares:
         self._ending.add(task)
         task.add_done_callback(self._ending.discard)
 
-    async def aclose(self) -> None:
-        """The worker stops: end every spare and take no more."""
+    def stop(self) -> None:
+        """End every spare and start no more (the worker drains)."""
         self._closed = True
         for spare in list(self._spares):
             self._drop(spare)
+
+    async def aclose(self) -> None:
+        """The worker stops: :meth:`stop`, and wait for the spares to be gone."""
+        self.stop()
         if self._ending:
             await asyncio.wait(set(self._ending), timeout=5)

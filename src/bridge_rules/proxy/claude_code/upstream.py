@@ -115,6 +115,10 @@ class ClaudeCodeUpstream:
     async def readiness(self) -> str | None:
         return self.problem()
 
+    def drain(self) -> None:
+        """The worker drains: its spares end now, and requests still answered leave none."""
+        self.spares.stop()
+
     async def aclose(self) -> None:
         """End the spares and wait for the sessions still being cleaned up (the server is
         stopping)."""
