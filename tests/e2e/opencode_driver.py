@@ -126,15 +126,13 @@ def run_opencode(
     return OpencodeRun(done.returncode, done.stdout, done.stderr)
 
 
-def run_opencode_structured(
-    opencode: Path, home: Path, project: Path, base_url: str, *, schema: dict[str, Any]
-) -> dict[str, Any]:
-    """One prompt asking for structured output, the way opencode's SDK asks: ``opencode
-    serve`` on loopback, ``POST /session``, then ``POST /session/{id}/message`` with
-    ``format: {type: json_schema, schema}``. opencode then offers a ``StructuredOutput``
-    tool and sends ``toolChoice: "required"``, which its Anthropic provider writes as
-    ``tool_choice: {"type": "any"}``. ``opencode run`` has no option for it. Returns the
-    assistant message opencode answered with (its ``info.error`` says what failed)."""
+@contextmanager
+def opencode_serving(
+    opencode: Path, home: Path, project: Path, base_url: str, session: dict[str, Any]
+) -> Iterator[tuple[str, str]]:
+    """``opencode serve`` on loopback in ``project``, its model at ``base_url``; yields its
+    URL and the id of a session created with ``session`` (``{"title": ...}`` spares the
+    request for a title)."""
     env = _env(home)
     (project / "opencode.json").write_text(json.dumps(opencode_config(base_url)))
     port = free_port()
@@ -152,19 +150,13 @@ def run_opencode_structured(
         deadline = time.monotonic() + 60
         while True:
             try:
-                session = _post(f"{url}/session", {}, 5)
+                created = call_api(f"{url}/session", session, 5)
                 break
             except OSError:
                 if server.poll() is not None or time.monotonic() > deadline:
                     raise SetupError("opencode serve did not answer") from None
                 time.sleep(0.2)
-        body = {
-            "parts": [{"type": "text", "text": "Read hello.txt and answer in the schema."}],
-            "model": {"providerID": "anthropic", "modelID": model()},
-            "format": {"type": "json_schema", "schema": schema},
-        }
-        answer: dict[str, Any] = _post(f"{url}/session/{session['id']}/message", body, 180)
-        return answer
+        yield url, str(created["id"])
     finally:
         server.terminate()
         try:
@@ -174,9 +166,28 @@ def run_opencode_structured(
             server.communicate()
 
 
-def _post(url: str, body: dict[str, Any], timeout: float) -> Any:
-    request = urllib.request.Request(
-        url, data=json.dumps(body).encode(), headers={"content-type": "application/json"}
-    )
+def run_opencode_structured(
+    opencode: Path, home: Path, project: Path, base_url: str, *, schema: dict[str, Any]
+) -> dict[str, Any]:
+    """One prompt asking for structured output, the way opencode's SDK asks: ``opencode
+    serve`` on loopback, ``POST /session``, then ``POST /session/{id}/message`` with
+    ``format: {type: json_schema, schema}``. opencode then offers a ``StructuredOutput``
+    tool and sends ``toolChoice: "required"``, which its Anthropic provider writes as
+    ``tool_choice: {"type": "any"}``. ``opencode run`` has no option for it. Returns the
+    assistant message opencode answered with (its ``info.error`` says what failed)."""
+    with opencode_serving(opencode, home, project, base_url, {}) as (url, session):
+        body = {
+            "parts": [{"type": "text", "text": "Read hello.txt and answer in the schema."}],
+            "model": {"providerID": "anthropic", "modelID": model()},
+            "format": {"type": "json_schema", "schema": schema},
+        }
+        answer: dict[str, Any] = call_api(f"{url}/session/{session}/message", body, 180)
+        return answer
+
+
+def call_api(url: str, body: dict[str, Any] | None, timeout: float) -> Any:
+    """opencode's HTTP API: a POST of ``body``, or a GET without one; the JSON answer."""
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, headers={"content-type": "application/json"})
     with urllib.request.urlopen(request, timeout=timeout) as reply:
         return json.loads(reply.read())
