@@ -18,6 +18,10 @@ after a request, the spare of its shape gets that request's history replayed (ev
 message but the last user turn), so the conversation's next request, whose messages start
 with the same lines, writes only what is new. Those lines are the client's data, kept in
 the worker after the request ended, until the spare is taken, expires or is pushed out.
+A bare spare of the shape is kept beside it (when ``--claude-spares`` leaves room), for a
+client whose next request does not continue the lines it sent: opencode moves its
+``cache_control`` markers to the last two messages on every request, so the history it
+sends is never quite the one it sent before.
 
 The pool is a cache of one worker: bounded (``--claude-spares``), each spare ended
 ``ttl`` seconds after it was started if no request took it, all of them ended when the
@@ -92,15 +96,29 @@ class Spares:
             spare.expiry.cancel()
         return spare
 
-    def refill(self, make: Callable[[], Session], history: list[dict[str, Any]]) -> None:
+    def leave(self, make: Callable[[], Session], history: list[dict[str, Any]]) -> None:
+        """What a request leaves for the next of its shape: a spare with ``history``
+        replayed (none: a bare spare), and beside a prepared one a bare one when there is
+        room, started first so that the prepared one pushes out an older spare, not it."""
+        if history:
+            self.refill(make, [], missing=True)
+        self.refill(make, history)
+
+    def refill(
+        self, make: Callable[[], Session], history: list[dict[str, Any]], missing: bool = False
+    ) -> None:
         """Start a spare of the shape ``make`` builds, ``history`` replayed into it (none:
         a bare spare); when the pool is full, the oldest spare unlike it makes room, and
-        with none the pool stays as it is."""
-        if self.limit < 1 or self._closed:
+        with none the pool stays as it is. ``missing``: only into free room, and only if
+        the pool has no such spare yet (the bare spare kept beside a prepared one)."""
+        if self.limit < 1 or self._closed or (missing and len(self._spares) >= self.limit):
             return
         session = make()
         key = session.shape()
         held = (len(history), digest(history) if history else "")
+        if missing and any((s.key, s.history) == (key, held) for s in self._spares):
+            session.discard()
+            return
         if len(self._spares) >= self.limit:
             others = [s for s in self._spares if (s.key, s.history) != (key, held)]
             if not others:

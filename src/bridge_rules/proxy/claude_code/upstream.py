@@ -182,7 +182,7 @@ class ClaudeCodeUpstream:
             def refill() -> None:
                 if not counting:  # a spare of the shape this request had, for the next
                     history = cli_plan.lines[:-1] if self.prepare_history else []
-                    self.spares.refill(lambda: self._new(replace(cli_plan, lines=[])), history)
+                    self.spares.leave(lambda: self._new(replace(cli_plan, lines=[])), history)
 
             try:
                 answer = _timed(events, ex, refill)
