@@ -502,6 +502,22 @@ _add(
         good=_HEAD + "models:\n  claude-sonnet-5-*:\n    system_in_messages: fold\n",
         severity="warning",
     ),
+    CodeDoc(
+        "BR322",
+        "route fixes a model that refuses a forced tool",
+        "A `serve --config` route's `model:` glob takes a model that the packaged `models` "
+        "profile says refuses a forced `tool_choice` (Opus 5.5, Sonnet 5.5, Fable), and the "
+        "route's rules send a forced one as it is: no `models:` entry decides it, or one says "
+        "`keep`. Every request whose agent forces a tool (pi-flows' `finish`, a "
+        "structured-output helper) then comes back a 400 from the upstream. Reported by "
+        "`lint --config FILE` and when `serve` starts, at the route's `model:`. Give the "
+        "route rules that extend `models`, or an entry with `forced: auto` or `refuse`.",
+        bad="# serve.yaml\nupstream: http://127.0.0.1:8001\nroutes:\n  - name: flows\n"
+        "    rules: [pi-flows]\n    model: claude-sonnet-5-5\n",
+        good="# serve.yaml\nupstream: http://127.0.0.1:8001\nroutes:\n  - name: flows\n"
+        "    rules: [pi-flows, models]\n    model: claude-sonnet-5-5\n",
+        severity="warning",
+    ),
 )
 
 # ------------------------------------------------ BR4xx: bindings and repair

@@ -163,16 +163,11 @@ class Engine(Lookups):
         names of the tools sent, to pass back to :meth:`inbound`. Malformed
         shapes pass through; this never raises on the payload.
         """
-        from bridge_rules.transform import rewrite_outbound  # not needed by explain/lint
+        from bridge_rules.transform.turn import outbound_fitted  # not needed by explain/lint
 
         if model is not None:
             _name(model, "model")
-        from bridge_rules.transform.model_fit import fit
-
-        fitted = fit(self.runtime.rules.models, payload, model, self.runtime.outbound_name)
-        result = rewrite_outbound(self.runtime, fitted.payload, model, self._env(env))
-        if fitted.rejected is not None and result.rejected is None:
-            result.rejected = fitted.rejected
+        result = outbound_fitted(self.runtime, payload, model, self._env(env))
         log = self.debug_log(env)
         if log is not None:
             log.outbound(payload, result.payload, result.renames)

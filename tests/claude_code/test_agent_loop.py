@@ -10,11 +10,11 @@ CLI made up itself.
 from __future__ import annotations
 
 import logging
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pi_tools import TOOLS, run_tool
 from scripted import ScriptedEndpoint, calls, done, serving
 
 from bridge_rules.proxy.claude_code.session import DENIED
@@ -22,47 +22,6 @@ from bridge_rules.proxy.claude_code.session import DENIED
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("claude-code")]
 MODEL = "claude-sonnet-4-6"
 SYSTEM = "You are the test agent. Work in the project."
-TOOLS: Any = [
-    {
-        "name": "read",
-        "description": "Read a file",
-        "input_schema": {
-            "type": "object",
-            "properties": {"path": {"type": "string"}},
-            "required": ["path"],
-        },
-    },
-    {
-        "name": "edit",
-        "description": "Replace text in a file",
-        "input_schema": {
-            "type": "object",
-            "properties": {
-                "path": {"type": "string"},
-                "edits": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "oldText": {"type": "string"},
-                            "newText": {"type": "string"},
-                        },
-                    },
-                },
-            },
-            "required": ["path", "edits"],
-        },
-    },
-    {
-        "name": "bash",
-        "description": "Run a shell command",
-        "input_schema": {
-            "type": "object",
-            "properties": {"command": {"type": "string"}},
-            "required": ["command"],
-        },
-    },
-]
 
 
 def script(work: Path) -> ScriptedEndpoint:
@@ -75,22 +34,6 @@ def script(work: Path) -> ScriptedEndpoint:
             done(),
         ]
     )
-
-
-def run_tool(work: Path, name: str, args: dict[str, Any]) -> str:
-    if name == "read":
-        return Path(args["path"]).read_text()
-    if name == "edit":
-        path = Path(args["path"])
-        for edit in args["edits"]:
-            path.write_text(path.read_text().replace(edit["oldText"], edit["newText"]))
-        return "edited"
-    if name == "bash":
-        done_ = subprocess.run(
-            args["command"], shell=True, cwd=work, capture_output=True, text=True, check=False
-        )
-        return done_.stdout + done_.stderr
-    raise AssertionError(f"the agent got a call for a tool it does not have: {name}")
 
 
 @pytest.fixture

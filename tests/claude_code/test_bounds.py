@@ -10,12 +10,7 @@ it) and a real ``serve`` process, not the upstream's own counters.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from typing import Any
 
 import httpx
@@ -23,7 +18,7 @@ import pytest
 from fake_upstream import Script
 from scripted import ScriptedEndpoint, done
 from test_serve_options import serve
-from tests.ports import free_port
+from tests.claude_code.serving_kit import claude_code_serving
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("claude-code")]
 TOOLS = [{"name": "Read", "input_schema": {"type": "object"}}]
@@ -37,27 +32,9 @@ def test_a_bound_must_be_positive(name: str) -> None:
     assert "Traceback" not in done_.stderr
 
 
-@contextmanager
-def serving(endpoint: ScriptedEndpoint, *args: str) -> Iterator[str]:
-    port = free_port()
-    env = {**os.environ, "ANTHROPIC_BASE_URL": endpoint.url, "ANTHROPIC_API_KEY": "sk-ant-test"}
-    code = "import sys\nfrom bridge_rules.cli.app import main\nsys.exit(main(sys.argv[1:]))\n"
-    command = [sys.executable, "-c", code, "serve", "--upstream", "claude-code"]
-    command += ["--port", str(port), "--max-sessions", "1", *args]
-    server = subprocess.Popen(command, env=env)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            try:
-                httpx.get(f"{url}/healthz", timeout=2)
-                break
-            except httpx.TransportError:
-                time.sleep(0.1)
-        yield url
-    finally:
-        server.terminate()
-        server.wait(10)
+def serving(endpoint: ScriptedEndpoint, *args: str) -> AbstractContextManager[str]:
+    """One session, so the request after a refusal shows that the refusal freed it."""
+    return claude_code_serving(endpoint, "--max-sessions", "1", *args)
 
 
 def conversation(turns: int, text: str = "hi") -> dict[str, Any]:

@@ -239,7 +239,11 @@ def test_a_client_that_leaves_ends_its_cli(tmp_path: Path, monkeypatch: pytest.M
     slow = calls(("Bash", {"command": "true"}))
     slow.event_gap = 0.3  # a stream that takes a few seconds
     before = cli_processes()
-    with ScriptedEndpoint([slow]) as endpoint, serving(endpoint, monkeypatch) as proxy:
+    # No spares: the request's own CLI is the one to end (test_spares.py has theirs).
+    with (
+        ScriptedEndpoint([slow]) as endpoint,
+        serving(endpoint, monkeypatch, claude_spares=0) as proxy,
+    ):
         with httpx.stream(
             "POST", f"{proxy}/v1/messages", json={**ASK, "stream": True}, timeout=30
         ) as r:

@@ -10,20 +10,15 @@ first answer.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 import pytest
 from scripted import ScriptedEndpoint, done
 from test_serve_options import serve
-from tests.ports import free_port
+from tests.claude_code.serving_kit import claude_code_serving
 from tests.proxy.clientkeys import Keys, anthropic_error, assert_no_leak
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("claude-code")]
@@ -73,29 +68,6 @@ def test_with_keys_an_open_address_is_allowed(tmp_path: Path) -> None:
     assert "--max-sessions must be at least 1" in done_.stderr
 
 
-@contextmanager
-def serving(endpoint: ScriptedEndpoint, *args: str) -> Iterator[str]:
-    port = free_port()
-    env = {**os.environ, "ANTHROPIC_BASE_URL": endpoint.url, "ANTHROPIC_API_KEY": "sk-ant-test"}
-    code = "import sys\nfrom bridge_rules.cli.app import main\nsys.exit(main(sys.argv[1:]))\n"
-    command = [sys.executable, "-c", code, "serve", "--upstream", "claude-code"]
-    command += ["--port", str(port), *args]
-    server = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                httpx.get(f"{url}/healthz", timeout=2)
-                break
-            except httpx.TransportError:
-                time.sleep(0.1)
-        yield url
-    finally:
-        server.terminate()
-        server.wait(20)
-
-
 def test_a_keys_sessions_hold_across_workers_and_spare_other_keys(tmp_path: Path) -> None:
     keys = Keys(tmp_path / "keys.yaml")
     solo = keys.new("solo-team", "limits: {sessions: 1}")
@@ -104,7 +76,9 @@ def test_a_keys_sessions_hold_across_workers_and_spare_other_keys(tmp_path: Path
     slow.event_gap = 0.4  # the first answer streams for a few seconds
     with (
         ScriptedEndpoint([slow]) as endpoint,
-        serving(endpoint, "--keys", str(keys.path), "--workers", "2", "--max-sessions", "4") as url,
+        claude_code_serving(
+            endpoint, "--keys", str(keys.path), "--workers", "2", "--max-sessions", "4", quiet=True
+        ) as url,
     ):
         answers: list[httpx.Response] = []
 

@@ -52,6 +52,18 @@ def gone_within(tmp: Path, seconds: float) -> dict[int, int]:
     return found
 
 
+def healthy(url: str) -> None:
+    """Once ``serve`` at ``url`` answers (a minute at most)."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            assert time.monotonic() < deadline, "serve did not start"
+            time.sleep(0.2)
+
+
 def streaming(url: str) -> threading.Thread:
     """A streaming request in the background, whose connection the kill will cut."""
 
@@ -132,14 +144,7 @@ def test_sigkill_of_a_worker_and_of_the_whole_proxy_leaves_no_cli(
             start_new_session=True,
         )
         try:
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    assert time.monotonic() < deadline, "serve did not start"
-                    time.sleep(0.2)
+            healthy(url)
             streaming(url)
             found = running_cli(tmp)
             workers = {ppid for ppid in found.values() if ppid not in found} - {1}

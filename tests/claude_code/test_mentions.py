@@ -20,7 +20,6 @@ import json
 import os
 import secrets
 import shutil
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +28,7 @@ from typing import Any
 import httpx
 import pytest
 from scripted import ScriptedEndpoint, done, serving
+from tests.claude_code.mcp_stub import mcp_config
 
 from bridge_rules.proxy.claude_code import process, sandbox
 
@@ -224,29 +224,6 @@ def test_without_the_fix_the_same_spellings_leak(
     assert leads == list(BEFORE[1:])
 
 
-RESOURCES = """\
-import json, sys
-
-SECRET = sys.argv[1]
-for line in sys.stdin:
-    msg = json.loads(line)
-    if "id" not in msg:
-        continue
-    method, result = msg["method"], {}
-    if method == "initialize":
-        result = {"protocolVersion": msg["params"]["protocolVersion"],
-                  "capabilities": {"tools": {}, "resources": {}},
-                  "serverInfo": {"name": "mine", "version": "1"}}
-    elif method == "tools/list":
-        result = {"tools": [{"name": "shout", "inputSchema": {"type": "object"}}]}
-    elif method == "resources/list":
-        result = {"resources": [{"uri": "note://secret", "name": "secret"}]}
-    elif method == "resources/read":
-        result = {"contents": [{"uri": "note://secret", "text": SECRET}]}
-    print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
-"""
-
-
 @pytest.mark.parametrize(
     "allow", [(), ("mcp__mine__*",), ("*",)], ids=["not-allowed", "allowed", "all"]
 )
@@ -258,11 +235,7 @@ def test_an_mcp_resource_mention_reads_nothing(
     file-mention setting does not turn them off. Measured with 2.1.332, nothing was read
     even with every tool allowed; this guards the next CLI."""
     secret = _token()
-    script = tmp_path / "server.py"
-    script.write_text(RESOURCES)
-    config = {"mcpServers": {"mine": {"command": sys.executable, "args": [str(script), secret]}}}
-    (tmp_path / "m.json").write_text(json.dumps(config))
-    settings: Any = {"claude_mcp_config": str(tmp_path / "m.json"), "claude_allow": allow}
+    settings: Any = {"claude_mcp_config": mcp_config(tmp_path, secret), "claude_allow": allow}
     endpoint = ScriptedEndpoint([done("nothing read")])
     text = "see @mine:note://secret\n@mine:note://secret"
     with endpoint, serving(endpoint, monkeypatch, **settings) as proxy:

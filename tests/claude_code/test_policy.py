@@ -5,13 +5,13 @@ answer without their blocks."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from scripted import ScriptedEndpoint, calls, done, serving
+from tests.claude_code.mcp_stub import mcp_config
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("claude-code")]
 ASK: Any = {
@@ -20,26 +20,6 @@ ASK: Any = {
     "messages": [{"role": "user", "content": "go"}],
     "tools": [{"name": "Bash", "description": "run", "input_schema": {"type": "object"}}],
 }
-SERVER = """\
-import json, sys
-
-SHOUT = {"name": "shout", "description": "upper-case a text",
-         "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}
-for line in sys.stdin:
-    msg = json.loads(line)
-    if "id" not in msg:
-        continue
-    method, result = msg["method"], {}
-    if method == "initialize":
-        result = {"protocolVersion": msg["params"]["protocolVersion"],
-                  "capabilities": {"tools": {}}, "serverInfo": {"name": "mine", "version": "1"}}
-    elif method == "tools/list":
-        result = {"tools": [SHOUT]}
-    elif method == "tools/call":
-        text = msg["params"]["arguments"]["text"].upper()
-        result = {"content": [{"type": "text", "text": text}]}
-    print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
-"""
 
 
 def results(turn: dict[str, Any]) -> str:
@@ -65,15 +45,8 @@ def test_an_allowed_builtin_runs_in_the_cli_and_stays_out_of_the_answer(
 def test_the_users_own_mcp_server_runs_when_the_policy_allows_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    script = tmp_path / "server.py"
-    script.write_text(SERVER)
-    config = {"mcpServers": {"mine": {"command": sys.executable, "args": [str(script)]}}}
     endpoint = ScriptedEndpoint([calls(("mcp__mine__shout", {"text": "quiet"})), done("shouted")])
-    settings: Any = {
-        "claude_allow": ("mcp__mine__*",),
-        "claude_mcp_config": str(tmp_path / "m.json"),
-    }
-    (tmp_path / "m.json").write_text(json.dumps(config))
+    settings: Any = {"claude_allow": ("mcp__mine__*",), "claude_mcp_config": mcp_config(tmp_path)}
     with endpoint, serving(endpoint, monkeypatch, **settings) as proxy:
         reply = httpx.post(f"{proxy}/v1/messages", json=ASK, timeout=60).json()
     assert reply["content"][-1]["text"] == "shouted"

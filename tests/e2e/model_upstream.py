@@ -14,7 +14,7 @@ import hashlib
 import json
 from typing import Any
 
-from fake_upstream import FakeUpstream, Recorded, _Handler, message, sse_events
+from fake_upstream import FakeUpstream, Recorded, Script, _Handler, message, sse_events
 
 FORCED_REFUSED = {"claude-opus-5-5", "claude-sonnet-5-5", "claude-fable-5", "claude-fable-5-1"}
 """A forced tool_choice (``any``/``tool``) is a 400 on these (model-wire 5.3, >= 4 threads)."""
@@ -128,6 +128,16 @@ def thinking_events(payload: dict[str, Any], events: list[bytes]) -> list[bytes]
     return [events[0], *block, *shifted]
 
 
+def _results(payload: dict[str, Any]) -> int:
+    return sum(
+        1
+        for m in payload.get("messages") or []
+        if m.get("role") == "user" and isinstance(m.get("content"), list)
+        for b in m["content"]
+        if isinstance(b, dict) and b.get("type") == "tool_result"
+    )
+
+
 class ModelUpstream(FakeUpstream):
     """:class:`FakeUpstream` that refuses what each model refuses, and thinks when asked."""
 
@@ -139,6 +149,11 @@ class ModelUpstream(FakeUpstream):
         think always)."""
         self.answer_as: str | None = None
         """The model that answers (a server-side fallback answers as another model)."""
+        self.turns: list[list[dict[str, Any]]] = []
+        """The calls of each turn, by the number of tool results in the request's history (an
+        agent may merge its assistant turns, Claude Code does): a session of several tool
+        turns, decided from the request alone (past the list, a tool result is answered with
+        text, as :class:`FakeUpstream` answers it)."""
 
 
 class _ModelHandler(_Handler):
@@ -161,19 +176,24 @@ class _ModelHandler(_Handler):
             self._send(400, "application/json", json.dumps(error).encode())
             return None
         script = self.server.script
-        answered = (
-            payload
-            if self.server.answer_as is None
-            else {**payload, "model": self.server.answer_as}
-        )
+        turn = _results(payload)
+        basis = payload
+        if payload.get("tools") and turn < len(self.server.turns):
+            script = Script(tool_calls=self.server.turns[turn], lead_text=script.lead_text)
+            basis = {**payload, "messages": []}  # the turn's calls, whatever came before
+        if self.server.answer_as is not None:
+            basis = {**basis, "model": self.server.answer_as}
         asked = payload.get("thinking")
         asked_type = asked.get("type") if isinstance(asked, dict) else None
         thinks = self.server.always_think or asked_type in ("enabled", "adaptive", "between_tools")
+        unique = f"toolu_t{turn}_".encode()  # tool ids never repeat across turns
         if payload.get("stream"):
-            events = sse_events(answered, script)
+            events = [e.replace(b"toolu_fake", unique) for e in sse_events(basis, script)]
             self._stream(thinking_events(payload, events) if thinks else events)
         else:
-            reply = message(answered, script)
+            reply = json.loads(
+                json.dumps(message(basis, script)).replace("toolu_fake", unique.decode())
+            )
             reply = thinking_reply(payload, reply) if thinks else reply
             self._send(200, "application/json", json.dumps(reply).encode())
         return None

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -24,6 +26,7 @@ from typing import Any
 
 from npm_install import NpmInstallError, npm_install
 from serve_process import SetupError, serving
+from tests.ports import free_port
 from toolchain import agent_path
 
 OPENCODE_PACKAGE = "opencode-ai"
@@ -81,14 +84,9 @@ def model() -> str:
     return next(iter(declared))
 
 
-def run_opencode(
-    opencode: Path, home: Path, project: Path, base_url: str, prompt: str
-) -> OpencodeRun:
-    """One ``opencode run`` in ``project``; ``home`` holds its HOME and XDG dirs (a
-    session-wide one saves opencode's first-start setup on later runs)."""
+def _env(home: Path) -> dict[str, str]:
     home.mkdir(parents=True, exist_ok=True)
-    (project / "opencode.json").write_text(json.dumps(opencode_config(base_url)))
-    env = {
+    return {
         "PATH": agent_path(),  # the venv's rg for grep and glob
         "HOME": str(home),
         "XDG_CONFIG_HOME": str(home / ".config"),
@@ -97,6 +95,15 @@ def run_opencode(
         "OPENCODE_DISABLE_MODELS_FETCH": "1",
         "OPENCODE_DISABLE_AUTOUPDATE": "1",
     }
+
+
+def run_opencode(
+    opencode: Path, home: Path, project: Path, base_url: str, prompt: str
+) -> OpencodeRun:
+    """One ``opencode run`` in ``project``; ``home`` holds its HOME and XDG dirs (a
+    session-wide one saves opencode's first-start setup on later runs)."""
+    env = _env(home)
+    (project / "opencode.json").write_text(json.dumps(opencode_config(base_url)))
     done = subprocess.run(
         [
             str(opencode),
@@ -117,3 +124,70 @@ def run_opencode(
         check=False,
     )
     return OpencodeRun(done.returncode, done.stdout, done.stderr)
+
+
+@contextmanager
+def opencode_serving(
+    opencode: Path, home: Path, project: Path, base_url: str, session: dict[str, Any]
+) -> Iterator[tuple[str, str]]:
+    """``opencode serve`` on loopback in ``project``, its model at ``base_url``; yields its
+    URL and the id of a session created with ``session`` (``{"title": ...}`` spares the
+    request for a title)."""
+    env = _env(home)
+    (project / "opencode.json").write_text(json.dumps(opencode_config(base_url)))
+    port = free_port()
+    server = subprocess.Popen(
+        [str(opencode), "serve", "--hostname", "127.0.0.1", "--port", str(port)],
+        cwd=project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                created = call_api(f"{url}/session", session, 5)
+                break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise SetupError("opencode serve did not answer") from None
+                time.sleep(0.2)
+        yield url, str(created["id"])
+    finally:
+        server.terminate()
+        try:
+            server.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.communicate()
+
+
+def run_opencode_structured(
+    opencode: Path, home: Path, project: Path, base_url: str, *, schema: dict[str, Any]
+) -> dict[str, Any]:
+    """One prompt asking for structured output, the way opencode's SDK asks: ``opencode
+    serve`` on loopback, ``POST /session``, then ``POST /session/{id}/message`` with
+    ``format: {type: json_schema, schema}``. opencode then offers a ``StructuredOutput``
+    tool and sends ``toolChoice: "required"``, which its Anthropic provider writes as
+    ``tool_choice: {"type": "any"}``. ``opencode run`` has no option for it. Returns the
+    assistant message opencode answered with (its ``info.error`` says what failed)."""
+    with opencode_serving(opencode, home, project, base_url, {}) as (url, session):
+        body = {
+            "parts": [{"type": "text", "text": "Read hello.txt and answer in the schema."}],
+            "model": {"providerID": "anthropic", "modelID": model()},
+            "format": {"type": "json_schema", "schema": schema},
+        }
+        answer: dict[str, Any] = call_api(f"{url}/session/{session}/message", body, 180)
+        return answer
+
+
+def call_api(url: str, body: dict[str, Any] | None, timeout: float) -> Any:
+    """opencode's HTTP API: a POST of ``body``, or a GET without one; the JSON answer."""
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, headers={"content-type": "application/json"})
+    with urllib.request.urlopen(request, timeout=timeout) as reply:
+        return json.loads(reply.read())

@@ -52,7 +52,11 @@ def run_pi(
     prompt: str,
     *extra: str,
     api_key: str = "dummy-not-a-real-key",
+    model: str = "claude-sonnet-4-5",
+    reasoning: bool = False,
 ) -> PiRun:
+    """One ``pi -p`` in ``scratch``; ``model`` is declared in ``models.json`` (a reasoning
+    one when ``reasoning``: pi then sends ``thinking`` when run with ``--thinking``)."""
     agent, home, project = scratch / "agent", scratch / "home", scratch / "project"
     for d in (agent, home, project):
         d.mkdir(parents=True, exist_ok=True)
@@ -64,7 +68,12 @@ def run_pi(
                 "api": "anthropic-messages",
                 "apiKey": api_key,
                 "models": [
-                    {"id": "claude-sonnet-4-5", "contextWindow": 200000, "maxTokens": 64000}
+                    {
+                        "id": model,
+                        "contextWindow": 200000,
+                        "maxTokens": 64000,
+                        **({"reasoning": True} if reasoning else {}),
+                    }
                 ],
             }
         }
@@ -84,7 +93,7 @@ def run_pi(
             "--provider",
             "fakeanthropic",
             "--model",
-            "claude-sonnet-4-5",
+            model,
             *extra,
             "-p",
             prompt,

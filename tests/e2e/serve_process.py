@@ -20,20 +20,22 @@ class SetupError(RuntimeError):
 
 
 @contextmanager
-def serving(*options: str) -> Iterator[str]:
-    """``bridge-rules serve OPTIONS`` as a separate process on a free port; yields its URL."""
+def serving(*options: str, log: Path | None = None) -> Iterator[str]:
+    """``bridge-rules serve OPTIONS`` as a separate process on a free port; yields its URL.
+    With ``log``, its stderr (the access lines among it) goes to that file as it runs."""
     port = free_port()
     cli = Path(sys.executable).with_name("bridge-rules")
     args = [str(cli), "serve", *options, "--port", str(port)]
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sink = None if log is None else log.open("w")
+    err = subprocess.PIPE if sink is None else sink
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=err, text=True)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 30
         while True:
             if proc.poll() is not None:
-                raise SetupError(
-                    f"bridge-rules serve exited: {proc.stderr.read() if proc.stderr else ''}"
-                )
+                said = log.read_text() if log else proc.stderr.read() if proc.stderr else ""
+                raise SetupError(f"bridge-rules serve exited: {said}")
             try:
                 with urllib.request.urlopen(f"{url}/healthz", timeout=1) as reply:
                     if reply.status == 200:
@@ -50,3 +52,5 @@ def serving(*options: str) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.communicate()
+        if sink is not None:
+            sink.close()

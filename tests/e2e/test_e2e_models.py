@@ -5,8 +5,9 @@ The session switches model under the agent: Sonnet 5.5 is asked, and a server-si
 answers as Opus 5.5, which always thinks. opencode replays Opus's thinking block to Sonnet 5.5
 with the tool result. Straight at the upstream, that replay is a 400 ("Invalid signature in
 thinking block"). Through ``serve`` with the ``models`` profile, the block's mark says Opus
-made it, the rule leaves it out, and every request is accepted. What reached the upstream
-differs from what opencode sent only where a rule says (the structural diff, jsondiff.py).
+made it, the rule leaves it out, and every request is accepted. (The same switch under the
+models profile alone, with each request compared to what opencode sent, is in
+test_e2e_model_sessions.py.)
 """
 
 from __future__ import annotations

@@ -9,53 +9,23 @@ carries a tool the route's policy denies, and no spelling gets a 500.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.hostile.http_kit import READ_CALL, exchange, status_of
+from tests.hostile.http_kit import status_of
+from tests.hostile.path_kit import char, send, tools_in, two_routes
 from tests.proxy.canned import Canned
 
 DENIED = {"write", "edit", "Write", "Edit", "NotebookEdit"}
-BODY = json.dumps({
-    "model": "claude-sonnet-4-5", "max_tokens": 5,
-    "messages": [{"role": "user", "content": "hi"}],
-    "tools": [{"name": n, "input_schema": {"type": "object"}} for n in ("read", "write", "edit")],
-}).encode()  # fmt: skip
+HOWS = ["same", "same", "case", "pct", "pct-lower", "double"]
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Canned, str]]:
-    from serve_process import serving  # tests/e2e, on the path once http_kit is imported
-
-    with Canned() as up:
-        up.reply.body = [READ_CALL]
-        settings_file: Path = tmp_path_factory.mktemp("paths") / "serve.yaml"
-        settings_file.write_text(
-            "workers: 2\nroutes:\n"
-            f"  - {{name: strict, upstream: '{up.url}', policy: [read_only]}}\n"
-            f"  - {{name: open, upstream: '{up.url}', default: true}}\n",
-            encoding="utf-8",
-        )
-        with serving("--config", str(settings_file)) as url:
-            yield up, url
-
-
-@st.composite
-def char(draw: st.DrawFn, c: str) -> str:
-    """One character as written: itself, another case, or percent-encoded (either hex)."""
-    how = draw(st.sampled_from(["same", "same", "case", "pct", "pct-lower", "double"]))
-    if how == "case":
-        return c.swapcase()
-    if how in ("pct", "pct-lower"):
-        code = f"%{ord(c):02X}"
-        return code.lower() if how == "pct-lower" else code
-    if how == "double":
-        return f"%25{ord(c):02X}"
-    return c
+    with two_routes(tmp_path_factory.mktemp("paths")) as served:
+        yield served
 
 
 @st.composite
@@ -69,28 +39,17 @@ def spelling(draw: st.DrawFn) -> str:
     for i, segment in enumerate(["r", "strict", "v1", "messages"]):
         if i:
             out += draw(slash())
-        out += "".join(draw(char(c)) for c in segment)
+        out += "".join(draw(char(c, HOWS)) for c in segment)
     out += draw(st.sampled_from(["", "", "/", "/.", "%2F", ";x", "/batches", "%20", "?beta=true"]))
     return out
 
 
 def post(url: str, path: str) -> bytes:
-    head = (
-        f"POST {path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
-        f"content-length: {len(BODY)}\r\nconnection: close\r\n\r\n"
-    )
-    return exchange(url, head.encode() + BODY)
+    return send(url, "POST", path)
 
 
 def tools_upstream(up: Canned, since: int) -> set[str]:
-    names: set[str] = set()
-    for seen in up.seen[since:]:
-        try:
-            sent = json.loads(seen.body)
-        except ValueError:
-            continue
-        names |= {t.get("name") for t in sent.get("tools") or () if isinstance(t, dict)}
-    return names
+    return set().union(*(tools_in(seen.body) for seen in up.seen[since:]))
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))

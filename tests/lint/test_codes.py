@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from bridge_rules.cli.serve_lint import lint_config
 from bridge_rules.codes import CODES
 from bridge_rules.lint.catalogue import load_checks
 from bridge_rules.lint.runner import lint_target
@@ -21,6 +22,8 @@ LINT_CODES = sorted(
     {c for c in CODES if c[:3] in ("BR0", "BR1", "BR2", "BR3")}
     | {code for registered in load_checks() for code in registered.codes if code in CODES}
 )
+SERVE_CONFIG_CODES = frozenset({"BR322"})
+"""Codes found in a ``serve --config`` file's routes: ``lint --config FILE`` reports them."""
 
 
 def _alias_bomb() -> bytes:
@@ -54,6 +57,8 @@ def _codes(text: str, tmp_path: Path, code: str, bad: bool) -> set[str]:
     here = os.getcwd()
     os.chdir(tmp_path)  # an example's own pins (.bridge-rules/pins) are the project's
     try:
+        if code in SERVE_CONFIG_CODES:
+            return {d.code for d in lint_config(str(path)).diagnostics}
         return {d.code for d in lint_target(path).diagnostics}
     finally:
         os.chdir(here)

@@ -2,17 +2,33 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from pathlib import Path
 
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
+WAIT = 60.0
+"""Seconds to wait for a publish before failing the test: a bound on a hang on a loaded
+machine (two cores shared by many processes), not a latency check (bench_lsp.py measures it)."""
+
 
 async def published(client: LanguageClient, uri: str) -> Sequence[types.Diagnostic]:
-    """The next diagnostics published for ``uri`` (those before were dropped by the caller)."""
-    while uri not in client.diagnostics:
-        await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    """The next diagnostics published for ``uri`` (those before were dropped by the caller);
+    the test fails, naming what was published instead, if none come within :data:`WAIT`."""
+
+    async def arrival() -> None:
+        while uri not in client.diagnostics:
+            await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+
+    try:
+        await asyncio.wait_for(arrival(), WAIT)
+    except asyncio.TimeoutError:
+        raise AssertionError(
+            f"no diagnostics published for {uri} within {WAIT:.0f} s; "
+            f"published for: {sorted(client.diagnostics) or 'nothing'}"
+        ) from None
     return client.diagnostics[uri]
 
 

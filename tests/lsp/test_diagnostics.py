@@ -12,10 +12,13 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
 from pytest_lsp import LanguageClient
-from tests.lsp.helpers import at, open_file, replace
+from tests.lsp.helpers import at, open_file, published, replace
+
+from bridge_rules.resources import display_root
 
 SEVERITY = {
     types.DiagnosticSeverity.Error: "error",
@@ -34,7 +37,7 @@ def _lint_json(project: Path, files: list[str]) -> list[dict[str, object]]:
     return found
 
 
-def _as_lint(file: str, diag: types.Diagnostic) -> dict[str, object]:
+def _as_lint(file: str, diag: types.Diagnostic, project: Path) -> dict[str, object]:
     return {
         "file": file,
         "line": diag.range.start.line + 1,
@@ -42,11 +45,28 @@ def _as_lint(file: str, diag: types.Diagnostic) -> dict[str, object]:
         "code": diag.code,
         "severity": SEVERITY[diag.severity] if diag.severity else None,
         "message": diag.message,
+        "related": [
+            {
+                "message": note.message,
+                "file": _shown(note.location.uri, project),
+                "line": note.location.range.start.line + 1,
+                "col": note.location.range.start.character + 1,
+            }
+            for note in diag.related_information or []
+        ],
     }
 
 
+def _shown(uri: str, project: Path) -> str:
+    """A file as lint names it: relative to the project, or a packaged one to its root."""
+    path = Path(unquote(urlparse(uri).path))
+    root = project if path.is_relative_to(project) else display_root()
+    return path.relative_to(root).as_posix()
+
+
 def _key(found: dict[str, object]) -> tuple[str, ...]:
-    return tuple(str(found[k]) for k in ("file", "line", "col", "code", "severity", "message"))
+    keys = ("file", "line", "col", "code", "severity", "message", "related")
+    return tuple(str(found[k]) for k in keys)
 
 
 async def test_every_lint_fixture_as_lint_reports_it(client: LanguageClient, project: Path) -> None:
@@ -63,7 +83,7 @@ async def test_every_lint_fixture_as_lint_reports_it(client: LanguageClient, pro
         for d in _lint_json(project, names)
     )
     got = sorted(
-        _key(_as_lint(name, d))
+        _key(_as_lint(name, d, project))
         for name in names
         for d in client.diagnostics.get((project / name).as_uri(), [])
     )
@@ -138,3 +158,29 @@ async def test_a_change_to_a_base_rechecks_the_files_that_extend_it(
     got = {(d.code, d.range.start.line + 1) for d in client.diagnostics[base_uri]}
     assert expected == {("BR301", 5)}
     assert got == expected
+
+
+async def test_closing_a_file_lint_would_not_find_clears_it(
+    client: LanguageClient, project: Path
+) -> None:
+    """The fixtures at the project's root are not where a bare lint looks: each is checked
+    while open, as `lint FILE` would, and its findings go when it is closed (nothing would
+    update them after)."""
+    path = project / "br301-fail.yaml"
+    uri = await open_file(client, path)
+    assert client.diagnostics[uri]
+    assert (
+        "br301-fail.yaml"
+        not in subprocess.run(
+            [str(Path(sys.executable).parent / "bridge-rules"), "lint", "-v"],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stderr
+    )
+    client.diagnostics.pop(uri)
+    client.text_document_did_close(
+        types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    assert list(await published(client, uri)) == []

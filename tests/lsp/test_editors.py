@@ -7,6 +7,7 @@ answer an LSP ``initialize`` request over stdio as ``bridge-rules``.
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import re
@@ -159,3 +160,28 @@ def test_shipped_and_example_rule_files_carry_the_modeline(path: Path) -> None:
     found = re.fullmatch(r"# yaml-language-server: \$schema=(\S+)", first)
     assert found, first
     assert (path.parent / found.group(1)).resolve() == (ROOT / "schemas" / SCHEMA_NAME)
+
+
+def test_the_packaged_profiles_open_read_only() -> None:
+    """The VS Code and Neovim globs match where a wheel installs the packaged rules (the
+    pyproject's force-include), and not a checkout's own rules/ (which is edited)."""
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    installed = pyproject["tool"]["hatch"]["build"]["targets"]["wheel"]["force-include"]["rules"]
+    wheel = f"/venv/lib/python3.12/site-packages/{installed}/profiles/opencode.yaml"
+    checkout = str(ROOT / "rules" / "profiles" / "opencode.yaml")
+    schemas, _ = (json.loads(body) for body in _blocks("json"))
+    (glob,) = [g for g, on in schemas["files.readonlyInclude"].items() if on is True]
+    (lua,) = _blocks("lua")
+    patterns = [
+        n.value.s.decode()
+        for n in ast.walk(ast.parse(lua))
+        if isinstance(n, astnodes.Field)
+        and isinstance(n.key, astnodes.Name)
+        and n.key.id == "pattern"
+        and isinstance(n.value, astnodes.String)
+    ]
+    (vim_pattern,) = [p for p in patterns if p != "yaml"]
+    assert "vim.bo[args.buf].readonly = true" in lua
+    for pattern in (glob, vim_pattern):  # both globs let * and ** cross '/', as fnmatch does
+        assert fnmatch.fnmatchcase(wheel, pattern), pattern
+        assert not fnmatch.fnmatchcase(checkout, pattern), pattern

@@ -60,6 +60,21 @@ async def test_hover_on_a_wire_name_explains_its_local_tool(
     assert "find -> Glob" in text
 
 
+async def test_hover_on_a_binding_and_a_policy_entry_is_explain(
+    client: LanguageClient, project: Path
+) -> None:
+    # A binding's local that no stage names: traced as `explain --any` traces it.
+    uri = await open_file(client, project / "br301-pass.yaml")
+    explained = _run(project, "explain", "stop_task", "--any", "--rules", "br301-pass.yaml")
+    assert explained.returncode == 0, explained.stderr
+    assert explained.stdout in await _hover(client, uri, 8, 12)  # `local: stop_task`
+    # A local name in the policy, decided in the packaged profile it extends.
+    uri = await open_file(client, project / "br318-pass.yaml")
+    explained = _run(project, "explain", "write", "--rules", "br318-pass.yaml")
+    assert explained.returncode == 0, explained.stderr
+    assert explained.stdout in await _hover(client, uri, 4, 18)  # `write` in `deny:`
+
+
 async def test_hover_on_a_code_is_its_documentation(client: LanguageClient, project: Path) -> None:
     path = project / "suppressing.yaml"
     path.write_text(

@@ -42,7 +42,8 @@ class _Gateway(ThreadingHTTPServer):
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.models = [_model(m, True) for m in ("claude-opus-5-5", "claude-sonnet-5-5")]
-        self.protocol: dict[str, Any] = {"endpoints": {"/v1/messages": "required"}}
+        self.protocol: Any = {"endpoints": {"/v1/messages": "required"}}
+        """JSON, or a string: served as ``text/markdown``, as ``claude gateway`` does."""
 
     @property
     def url(self) -> str:
@@ -73,9 +74,12 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self.send_error(404)
             return
-        raw = json.dumps(body).encode()
+        markdown = isinstance(body, str)
+        raw = body.encode() if markdown else json.dumps(body).encode()
         self.send_response(200)
-        self.send_header("content-type", "application/json")
+        self.send_header(
+            "content-type", "text/markdown; charset=utf-8" if markdown else "application/json"
+        )
         self.send_header("content-length", str(len(raw)))
         self.end_headers()
         self.wfile.write(raw)
@@ -142,6 +146,58 @@ def test_protocol_record_and_its_drift(
     code, out, _ = run(capsys, "drift", "--from", "gw@1", "--to", "gw@2")
     assert code == 1
     assert '  added endpoints./v1/models: - -> "optional"' in out.splitlines()
+
+
+PROTOCOL = (Path(__file__).parent / "data" / "claude-gateway-2.1.330-protocol.md").read_text(
+    "utf-8"
+)
+"""What ``claude gateway`` 2.1.330 answers at ``GET /protocol`` (``text/markdown``): the
+template its binary serves (``hp()``; ``claude gateway`` needs the native build and Postgres,
+so the test serves the text the binary holds, without the optional OIDC and CRI parts)."""
+
+
+def test_the_markdown_protocol_of_claude_gateway_and_its_drift(
+    gateway: _Gateway, capsys: pytest.CaptureFixture[str]
+) -> None:
+    gateway.protocol = PROTOCOL
+    assert (
+        run(capsys, "pin", "capture", "claude-gateway@2.1.330", "--protocol", gateway.url)[0] == 0
+    )
+    old_line = "back to the client's built-in list."
+    assert PROTOCOL.count(old_line) == 1
+    gateway.protocol = PROTOCOL.replace(old_line, "back to the client's built-in list, or `501`.")
+    assert (
+        run(capsys, "pin", "capture", "claude-gateway@2.1.331", "--protocol", gateway.url)[0] == 0
+    )
+    code, out, _ = run(
+        capsys,
+        "drift",
+        "--from",
+        "claude-gateway@2.1.330",
+        "--to",
+        "claude-gateway@2.1.331",
+        "-f",
+        "json",
+    )
+    assert code == 1
+    changes = json.loads(out)["changes"]
+    # the oracle: the lines difflib finds in one text and not the other
+    import difflib
+
+    diff = [
+        (line[0], line[2:].strip())
+        for line in difflib.ndiff(PROTOCOL.splitlines(), gateway.protocol.splitlines())
+        if line[:1] in "+-"
+    ]
+    section = "Claude Code gateway protocol > Models — optional"
+    assert sorted((c["kind"], c["path"]) for c in changes) == sorted(
+        ("added" if sign == "+" else "removed", f"sections.{section}.{text}") for sign, text in diff
+    )
+    assert len(changes) == 2
+    same = run(
+        capsys, "drift", "--from", "claude-gateway@2.1.330", "--to", "claude-gateway@2.1.330"
+    )
+    assert same[0] == 0
 
 
 def test_an_unreachable_or_wrong_endpoint_is_a_located_error(

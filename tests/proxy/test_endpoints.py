@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,7 +24,9 @@ from urllib.parse import unquote
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from tests.hostile.http_kit import READ_CALL, exchange, status_of
+from tests.hostile.http_kit import READ_CALL, status_of
+from tests.hostile.path_kit import ROUTES, char, send, two_routes
+from tests.hostile.path_kit import tools_in as upstream_tools
 from tests.proxy.canned import Canned
 
 from bridge_rules.proxy.endpoints import ENDPOINTS, ROUTE_PREFIX
@@ -34,12 +35,7 @@ from bridge_rules.proxy.paths import raw as quoted
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "proxy.md"
 DENIED = {"write", "edit", "Write", "Edit"}
-BODY = json.dumps({
-    "model": "claude-sonnet-4-5", "max_tokens": 5,
-    "messages": [{"role": "user", "content": "hi"}],
-    "tools": [{"name": n, "input_schema": {"type": "object"}} for n in ("read", "write", "edit")],
-}).encode()  # fmt: skip
-ROUTES = ("strict", "open")
+HOWS = ["same", "same", "same", "case", "pct", "pct-lower"]
 
 
 # ------------------------------------------------------------------ the docs
@@ -69,19 +65,8 @@ def test_the_table_names_each_path_once() -> None:
 # ------------------------------------------------------------------ a real serve
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Canned, str]]:
-    from serve_process import serving  # tests/e2e, on the path once http_kit is imported
-
-    with Canned() as up:
-        up.reply.body = [READ_CALL]
-        settings_file: Path = tmp_path_factory.mktemp("endpoints") / "serve.yaml"
-        settings_file.write_text(
-            "workers: 2\nroutes:\n"
-            f"  - {{name: strict, upstream: '{up.url}', policy: [read_only]}}\n"
-            f"  - {{name: open, upstream: '{up.url}', default: true}}\n",
-            encoding="utf-8",
-        )
-        with serving("--config", str(settings_file)) as url:
-            yield up, url
+    with two_routes(tmp_path_factory.mktemp("endpoints")) as served:
+        yield served
 
 
 @pytest.fixture(scope="module")
@@ -93,22 +78,6 @@ def plain() -> Iterator[tuple[Canned, str]]:
         up.reply.body = [READ_CALL]
         with serving("--upstream", up.url) as url:
             yield up, url
-
-
-def send(url: str, method: str, path: str) -> bytes:
-    head = (
-        f"{method} {path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
-        f"content-length: {len(BODY)}\r\nconnection: close\r\n\r\n"
-    )
-    return exchange(url, head.encode() + BODY)
-
-
-def upstream_tools(body: bytes) -> set[str]:
-    try:
-        sent = json.loads(body)
-    except ValueError:
-        return set()
-    return {t.get("name") for t in sent.get("tools") or () if isinstance(t, dict)}
 
 
 def concrete() -> Iterator[tuple[str, str, bool, bool]]:
@@ -174,17 +143,6 @@ def old_decision(method: str, raw: str, routed: bool) -> tuple[str, str | None]:
     return "forward", None
 
 
-@st.composite
-def char(draw: st.DrawFn, c: str) -> str:
-    how = draw(st.sampled_from(["same", "same", "same", "case", "pct", "pct-lower"]))
-    if how == "case":
-        return c.swapcase()
-    if how in ("pct", "pct-lower"):
-        code = f"%{ord(c):02X}"
-        return code.lower() if how == "pct-lower" else code
-    return c
-
-
 SLASHES = ["/"] * 8 + ["//", "/./", "/x/../", "%2F", "/.%2E/"]
 
 
@@ -203,7 +161,7 @@ def spelling(draw: st.DrawFn) -> str:
     for i, segment in enumerate(base.split("/")[1:]):
         slash = draw(st.sampled_from(SLASHES if i else ["/", "/", "//", "/./"]))
         plain = draw(st.booleans()) or draw(st.booleans())  # most segments as written
-        out += slash + (segment if plain else "".join(draw(char(c)) for c in segment))
+        out += slash + (segment if plain else "".join(draw(char(c, HOWS)) for c in segment))
     return out + draw(st.sampled_from([""] * 6 + ["/", "%2F", ";x", "/."]))
 
 

@@ -43,6 +43,25 @@ def _sent(upstream: ModelUpstream) -> dict[str, Any]:
     return body
 
 
+def _any_tool_refused(upstream: ModelUpstream, rules: Path, pattern: str, model: str) -> str:
+    """The 400 a request forcing a tool on ``model`` gets under an overlay whose
+    ``tool_choice: {forced: ...}`` for ``pattern`` is named by the file's stem."""
+    rules.write_text(
+        f"bridge-rules: 1\nextends: default\nmodels:\n  {pattern}:\n"
+        f"    tool_choice: {{forced: {rules.stem}}}\n",
+        encoding="utf-8",
+    )
+    with _proxy(upstream, rules) as url, pytest.raises(anthropic.BadRequestError) as err:
+        _client(url).messages.create(
+            model=model,
+            max_tokens=100,
+            messages=[{"role": "user", "content": "go"}],
+            tools=TOOLS,  # type: ignore[arg-type]
+            tool_choice={"type": "any"},
+        )
+    return str(err.value)
+
+
 def test_forced_tool_to_sonnet_5_5_is_sent_as_auto_with_the_tool_named(
     models_upstream: ModelUpstream,
 ) -> None:
@@ -73,41 +92,19 @@ def test_the_fake_refuses_what_the_rules_fix(
 ) -> None:
     """Without the rule (an overlay that keeps the forced choice) the upstream's 400 comes
     back: the fake enforces the constraint, so the test above is not vacuous."""
-    rules = tmp_path / "keep.yaml"
-    rules.write_text(
-        "bridge-rules: 1\nextends: default\nmodels:\n  claude-sonnet-5-*:\n"
-        "    tool_choice: {forced: keep}\n",
-        encoding="utf-8",
+    error = _any_tool_refused(
+        models_upstream, tmp_path / "keep.yaml", "claude-sonnet-5-*", "claude-sonnet-5-5"
     )
-    with _proxy(models_upstream, rules) as url, pytest.raises(anthropic.BadRequestError) as err:
-        _client(url).messages.create(
-            model="claude-sonnet-5-5",
-            max_tokens=100,
-            messages=[{"role": "user", "content": "go"}],
-            tools=TOOLS,  # type: ignore[arg-type]
-            tool_choice={"type": "any"},
-        )
-    assert FORCED_ERROR in str(err.value)
+    assert FORCED_ERROR in error
 
 
 def test_refuse_answers_400_before_anything_is_sent(
     models_upstream: ModelUpstream, tmp_path: Path
 ) -> None:
-    rules = tmp_path / "refuse.yaml"
-    rules.write_text(
-        "bridge-rules: 1\nextends: default\nmodels:\n  claude-opus-5-5:\n"
-        "    tool_choice: {forced: refuse}\n",
-        encoding="utf-8",
+    error = _any_tool_refused(
+        models_upstream, tmp_path / "refuse.yaml", "claude-opus-5-5", "claude-opus-5-5"
     )
-    with _proxy(models_upstream, rules) as url, pytest.raises(anthropic.BadRequestError) as err:
-        _client(url).messages.create(
-            model="claude-opus-5-5",
-            max_tokens=100,
-            messages=[{"role": "user", "content": "go"}],
-            tools=TOOLS,  # type: ignore[arg-type]
-            tool_choice={"type": "any"},
-        )
-    assert "refuse.yaml:5" in str(err.value)
+    assert "refuse.yaml:5" in error
     assert models_upstream.requests == []
 
 

@@ -12,16 +12,12 @@ filter that was stripped and then not applied shows in the upstream's bytes.
 
 from __future__ import annotations
 
-import contextlib
-import itertools
 import os
-import socket
 import subprocess
 import sys
 import threading
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -29,6 +25,7 @@ from typing import Any
 import httpx
 import orjson
 from test_proxy_cli import wait_healthy
+from tests.balancer import Balancer
 from tests.ports import free_port
 
 BIN = Path(sys.executable).parent / "bridge-rules"
@@ -133,55 +130,6 @@ class _ModelHandler(BaseHTTPRequestHandler):
         self.send_header("content-length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
-
-
-@dataclass
-class Balancer:
-    """Round-robin over backends, one backend per client connection (as an L4 balancer)."""
-
-    backends: list[int]
-    port: int = 0
-    picked: list[int] = field(default_factory=list)
-
-    @contextmanager
-    def running(self) -> Iterator[str]:
-        listener = socket.create_server(("127.0.0.1", 0))
-        self.port = listener.getsockname()[1]
-        turn = itertools.cycle(self.backends)
-        stop = threading.Event()
-
-        def pump(src: socket.socket, dst: socket.socket) -> None:
-            try:
-                while data := src.recv(65536):
-                    dst.sendall(data)
-            except OSError:
-                pass
-            finally:
-                for s in (src, dst):
-                    with contextlib.suppress(OSError):
-                        s.shutdown(socket.SHUT_RDWR)
-
-        def accept() -> None:
-            listener.settimeout(0.1)
-            while not stop.is_set():
-                try:
-                    client, _ = listener.accept()
-                except TimeoutError:
-                    continue
-                backend = next(turn)
-                self.picked.append(backend)
-                server = socket.create_connection(("127.0.0.1", backend))
-                for a, b in ((client, server), (server, client)):
-                    threading.Thread(target=pump, args=(a, b), daemon=True).start()
-
-        thread = threading.Thread(target=accept, daemon=True)
-        thread.start()
-        try:
-            yield f"http://127.0.0.1:{self.port}"
-        finally:
-            stop.set()
-            thread.join(5)
-            listener.close()
 
 
 @contextmanager

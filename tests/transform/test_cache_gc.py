@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import threading
+from typing import Any
 
 import pytest
 
@@ -112,3 +113,26 @@ def test_only_a_large_body_pauses_the_collector(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(gcpause._State, "from_env", False)  # BRIDGE_RULES_GC_PAUSE=0
     with paused_for(PAUSE_FROM * 4):
         assert gc.isenabled()
+
+
+@pytest.mark.parametrize("count", [3, 400])
+def test_engine_outbound_pauses_over_a_long_history_only(
+    count: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``Engine.outbound`` pauses the collector over the walk of 256 messages or more, and
+    turns it back on; a short history's walk leaves it alone (a pause costs a lock)."""
+    import bridge_rules
+    from bridge_rules.transform.rewriter import Rewriter
+
+    seen: list[bool] = []
+    walk = Rewriter.messages
+
+    def watched(self: Rewriter, messages: list[Any]) -> list[Any] | None:
+        seen.append(gc.isenabled())
+        return walk(self, messages)
+
+    monkeypatch.setattr(Rewriter, "messages", watched)
+    messages = [{"role": "user", "content": [{"type": "text", "text": "x"}]}] * count
+    bridge_rules.load().outbound({"model": "claude-sonnet-4-5", "messages": messages}, env={})
+    assert seen == [count < 256]
+    assert gc.isenabled()

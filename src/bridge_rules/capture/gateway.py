@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -25,16 +26,20 @@ KINDS = ("models", "protocol")
 CAPTURE_DIR = Path(".bridge-rules") / "captures"
 _PAGES = 50
 _LIMIT = 8 * 1024 * 1024  # an answer larger than this is not a model list
+_HEADING = re.compile(r"(#{1,6})\s+(.*)")
 
 
 class GatewayError(Exception):
     """The endpoint could not be read (unreachable, not 200, not JSON, not the shape)."""
 
 
-def _get(url: str) -> Any:
+def _get(url: str, text: bool = False) -> Any:
+    """The JSON answer of ``GET url``; with ``text``, a ``text/*`` answer (markdown) as a
+    string."""
     if urllib.parse.urlsplit(url).scheme not in ("http", "https"):
         raise GatewayError(f"{url}: not an http(s) URL")
-    headers = {"anthropic-version": "2023-06-01", "accept": "application/json"}
+    accept = "application/json, text/markdown;q=0.9" if text else "application/json"
+    headers = {"anthropic-version": "2023-06-01", "accept": accept}
     key = os.environ.get("ANTHROPIC_API_KEY")
     if key:
         headers["x-api-key"] = key
@@ -42,16 +47,24 @@ def _get(url: str) -> Any:
     try:
         with urllib.request.urlopen(request, timeout=30) as response:
             data = response.read(_LIMIT + 1)
+            kind = response.headers.get_content_type()
+            charset = response.headers.get_content_charset() or "utf-8"
     except urllib.error.HTTPError as exc:
         raise GatewayError(f"GET {url}: HTTP {exc.code}") from None
     except (urllib.error.URLError, OSError, ValueError) as exc:
         raise GatewayError(f"GET {url}: {exc}") from None
     if len(data) > _LIMIT:
         raise GatewayError(f"GET {url}: the answer is larger than {_LIMIT} bytes")
+    if text and kind.startswith("text/") and kind != "text/html":
+        try:
+            return data.decode(charset)
+        except (LookupError, UnicodeDecodeError):
+            raise GatewayError(f"GET {url}: the answer is not {charset} text") from None
     try:
         return json.loads(data)
     except ValueError:
-        raise GatewayError(f"GET {url}: the answer is not JSON") from None
+        wanted = "JSON or markdown" if text else "JSON"
+        raise GatewayError(f"GET {url}: the answer is not {wanted}") from None
 
 
 def fetch_models(base: str) -> dict[str, Any]:
@@ -74,7 +87,35 @@ def fetch_models(base: str) -> dict[str, Any]:
 
 
 def fetch_protocol(base: str) -> Any:
-    return _get(f"{base.rstrip('/')}/protocol")
+    """``GET {base}/protocol``. ``claude gateway`` 2.1.330 serves its contract as
+    ``text/markdown``: it is recorded as :func:`markdown_sections`, so that ``drift`` names
+    the section and the line that changed. A JSON answer is recorded as it is."""
+    answer = _get(f"{base.rstrip('/')}/protocol", text=True)
+    return markdown_sections(answer) if isinstance(answer, str) else answer
+
+
+def markdown_sections(text: str) -> dict[str, Any]:
+    """A markdown document as data ``changes`` can compare: each heading (its chain, as
+    ``Title > Section``) -> its lines, each stripped line with how often it occurs (wrapped
+    prose changes a line or two, never the whole section). Fenced code keeps its lines."""
+    sections: dict[str, dict[str, int]] = {}
+    chain: list[tuple[int, str]] = []
+    here = sections.setdefault("", {})
+    fenced = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("```"):
+            fenced = not fenced
+        heading = _HEADING.match(line) if not fenced else None
+        if heading is not None:
+            level = len(heading[1])
+            chain = [(n, t) for n, t in chain if n < level] + [(level, heading[2].strip())]
+            here = sections.setdefault(" > ".join(t for _, t in chain), {})
+        elif line:
+            here[line] = here.get(line, 0) + 1
+    if not sections[""]:
+        del sections[""]
+    return {"format": "markdown", "sections": sections}
 
 
 def record(kind: str, spec: str, base: str, answer: Any) -> dict[str, Any]:

@@ -9,24 +9,56 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Optional
+
+import typer
 
 from bridge_rules.cli.app import CommandError, fail
 from bridge_rules.diagnostics import EXIT_FINDINGS, EXIT_OK
+
+
+def _gateway_url(flag: str, help: str) -> Any:
+    """``pin capture``'s two ways to record a gateway's answer instead of running an agent."""
+    return typer.Option(flag, help=help, metavar="URL")
+
+
+ModelsOption = Annotated[
+    Optional[str],  # noqa: UP045
+    _gateway_url(
+        "--models",
+        "Record URL's `GET /v1/models` answer (each model's capabilities) instead "
+        "of running an agent; `drift` compares two records.",
+    ),
+]
+ProtocolOption = Annotated[
+    Optional[str],  # noqa: UP045
+    _gateway_url(
+        "--protocol",
+        "Record the gateway protocol a `claude gateway` at URL serves (`GET "
+        "/protocol`) instead of running an agent.",
+    ),
+]
+
+
+def pin_spec(spec: str) -> str:
+    """``spec`` when it names a pin (NAME@VERSION); else a usage error."""
+    from bridge_rules.pins import PinError, parse_spec
+
+    try:
+        parse_spec(spec)
+    except PinError as exc:
+        fail(str(exc))
+    return spec
 
 
 def capture_gateway(
     spec: str, models: str | None, protocol: str | None, out: Path | None, *, force: bool
 ) -> int:
     from bridge_rules.capture import gateway
-    from bridge_rules.pins import PinError, parse_spec
 
     if models is not None and protocol is not None:
         fail("give --models or --protocol, not both")
-    try:
-        parse_spec(spec)
-    except PinError as exc:
-        fail(exc.describe())
+    pin_spec(spec)
     url = models if models is not None else protocol
     if url is None or not url.startswith(("http://", "https://")):
         fail(f"{url}: not an http(s) URL")

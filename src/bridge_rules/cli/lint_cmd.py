@@ -47,6 +47,16 @@ def lint(  # noqa: PLR0917 - one parameter per CLI option
             "as `--rules a --rules b` loads them.",
         ),
     ] = False,
+    serve_config: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(
+            "--config",
+            help="Lint what a `serve --config FILE` runs instead of PATHs: each rule set its "
+            "routes and `rules` name, layered as serve loads them, and each route's `model:` "
+            "against the models those rules send a forced tool_choice to (BR322).",
+            metavar="FILE",
+        ),
+    ] = None,
     pin: Annotated[
         Optional[str],  # noqa: UP045
         typer.Option(
@@ -135,8 +145,15 @@ def lint(  # noqa: PLR0917 - one parameter per CLI option
             fail(f"--pin takes a Claude Code pin (claude-code@<version>), not '{pin}'")
     kept, dropped = _codes(select, ignore)
     apis = _schema_targets(schema_target or [])
-    targets, layered, refused = _targets(paths or [], layered, verbose)
-    report = run_lint([targets] if layered and targets else targets, pinned, refused, apis)
+    if serve_config is not None:
+        if paths:
+            fail("name PATHs or --config FILE, not both")
+        from bridge_rules.cli.serve_lint import lint_config
+
+        report = lint_config(serve_config, pinned, apis)
+    else:
+        targets, layered, refused = _targets(paths or [], layered, verbose)
+        report = run_lint([targets] if layered and targets else targets, pinned, refused, apis)
     diags = _filtered(report.diagnostics, kept, dropped)
     summary = Summary(
         rule_sets=len(report.targets),

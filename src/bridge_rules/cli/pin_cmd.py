@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 import typer
 
 from bridge_rules.cli.app import CommandError, Group, app, fail
+from bridge_rules.cli.gateway_capture import ModelsOption, ProtocolOption, pin_spec
 from bridge_rules.diagnostics import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE
 
 if TYPE_CHECKING:
@@ -39,16 +40,6 @@ MergeOption = Annotated[
     bool, typer.Option("--merge", help="Add the tools to an existing pin of the same version.")
 ]
 ForceOption = Annotated[bool, typer.Option("--force", help="Overwrite an existing pin file.")]
-
-
-def _spec(spec: str) -> str:
-    from bridge_rules.pins import PinError, parse_spec
-
-    try:
-        parse_spec(spec)
-    except PinError as exc:
-        fail(str(exc))
-    return spec
 
 
 def _destination(spec: str, out: Path | None) -> Path:
@@ -102,24 +93,8 @@ def capture(
         typer.Argument(metavar="-- COMMAND [ARGS...]", help="The agent to run."),
     ] = None,
     *,
-    models: Annotated[
-        Optional[str],  # noqa: UP045
-        typer.Option(
-            "--models",
-            help="Record URL's `GET /v1/models` answer (each model's capabilities) instead "
-            "of running an agent; `drift` compares two records.",
-            metavar="URL",
-        ),
-    ] = None,
-    protocol: Annotated[
-        Optional[str],  # noqa: UP045
-        typer.Option(
-            "--protocol",
-            help="Record the gateway protocol a `claude gateway` at URL serves (`GET "
-            "/protocol`) instead of running an agent.",
-            metavar="URL",
-        ),
-    ] = None,
+    models: ModelsOption = None,
+    protocol: ProtocolOption = None,
     out: OutOption = None,
     template: Annotated[
         Optional[Path],  # noqa: UP045
@@ -160,7 +135,7 @@ def capture(
     from bridge_rules.capture.run import CaptureError
     from bridge_rules.capture.run import capture as run_capture
 
-    _spec(spec)
+    pin_spec(spec)
     for option, given in (("--template", template), ("--stdin", stdin)):
         if given is not None and not given.is_file():
             fail(f"{option} {given}: no such file")
@@ -205,7 +180,7 @@ def import_(
     """Make a pin from a captured request body's tools[]."""
     from bridge_rules.capture.document import DocumentError, build, now, request_tools, tool_entries
 
-    _spec(name)
+    pin_spec(name)
     try:
         tools = tool_entries(request_tools(json.loads(file.read_text(encoding="utf-8"))))
     except (OSError, UnicodeDecodeError) as exc:

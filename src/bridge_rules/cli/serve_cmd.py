@@ -23,12 +23,17 @@ from bridge_rules.diagnostics import EXIT_OK
 from bridge_rules.proxy.settings import BY_NAME, ENV_PREFIX, SETTINGS, Setting
 
 if TYPE_CHECKING:
+    from bridge_rules.diagnostics import Diagnostic
+    from bridge_rules.modelrules import ModelTable
     from bridge_rules.proxy.config import ProxyConfig
+    from bridge_rules.proxy.routespec import RouteSpec
     from bridge_rules.runtime import Runtime
+    from bridge_rules.source import Span
 
 _FILE_WHERE = "bridge_rules.serve.file_where"
 _FILE_ROUTES = "bridge_rules.serve.file_routes"
 _FILE_PROBLEMS = "bridge_rules.serve.file_problems"
+_FILE_ROUTE_MODELS = "bridge_rules.serve.file_route_models"
 """``ctx.meta`` key: where ``--config FILE`` wrote each value it sets."""
 
 
@@ -41,6 +46,25 @@ def _load_runtime(rules: tuple[str, ...]) -> Runtime:
         return load_runtime(list(rules) or None)
     except RulesError as exc:
         rules_error(exc)
+
+
+def _fixed_models(
+    config: ProxyConfig, runtime: Runtime, spans: dict[str, Span]
+) -> list[Diagnostic]:
+    """BR322 for each route whose ``model:`` fixes a model that refuses a forced
+    ``tool_choice`` its rules would send as it is. A route whose rules do not load is left
+    to the app, which reports it as before."""
+    from bridge_rules.cli.serve_lint import fixed_models
+    from bridge_rules.diagnostics import RulesError
+    from bridge_rules.ruleset import load_runtime
+
+    def table(spec: RouteSpec) -> ModelTable | None:
+        try:
+            return (load_runtime(list(spec.rules)) if spec.rules else runtime).rules.models
+        except RulesError:
+            return None
+
+    return fixed_models(config.routes, spans, table)
 
 
 def _read_config(ctx: typer.Context, param: Any, value: str | None) -> None:
@@ -59,6 +83,7 @@ def _read_config(ctx: typer.Context, param: Any, value: str | None) -> None:
     ctx.default_map = {**(ctx.default_map or {}), **found.values}
     ctx.meta[_FILE_WHERE] = found.where  # with each route's place, under route:<name>
     ctx.meta[_FILE_ROUTES] = found.routes
+    ctx.meta[_FILE_ROUTE_MODELS] = found.route_models
 
 
 def _where(ctx: click.Context) -> dict[str, str]:
@@ -111,6 +136,8 @@ def serve(ctx: typer.Context, **params: Any) -> int:
             warning=True,
         )
         sys.stderr.write(paint(unsealed.line() + "\n", sys.stderr))
+    for finding in _fixed_models(settings.config, runtime, ctx.meta.get(_FILE_ROUTE_MODELS, {})):
+        sys.stderr.write(paint(finding.line() + "\n", sys.stderr))
     unbindable = bind_problem(settings.host, settings.port)
     if unbindable is not None:
         fail(unbindable)

@@ -24,11 +24,15 @@ class LintReport:
     targets: list[Analysis]
     refused: list[Diagnostic] = field(default_factory=list)
     """Files discovery would not hand to the loader (a symlink out of the project)."""
+    across: list[Diagnostic] = field(default_factory=list)
+    """Findings about several rule sets at once: the routes of a ``serve --config`` file
+    (BR322, ``lint --config``)."""
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
         """Every finding of the run, deduplicated (profiles share files) and sorted."""
-        return sort_diagnostics([*self.refused, *(d for t in self.targets for d in t.diagnostics)])
+        every = (d for t in self.targets for d in t.diagnostics)
+        return sort_diagnostics([*self.refused, *self.across, *every])
 
     @property
     def suppressed(self) -> int:

@@ -9,13 +9,15 @@ format's own way to silence a finding in the file that declares it).
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 from lsprotocol import types
 
-from bridge_rules.lsp.convert import quoted
+from bridge_rules.lint.analysis import UNUSED_SUPPRESSION
+from bridge_rules.lsp.convert import quoted, token_on, word_range
+from bridge_rules.lsp.insert import add_entry, yaml_quoted
+from bridge_rules.lsp.text import Text
 from bridge_rules.model_ops import OP_MODELS
 from bridge_rules.resources import profile_names
 from bridge_rules.runtime import Runtime
@@ -81,54 +83,77 @@ def _edit(uri: str, at: types.Range, text: str) -> types.WorkspaceEdit:
     return types.WorkspaceEdit(changes={uri: [types.TextEdit(range=at, new_text=text)]})
 
 
-def _insert_at_end(lines: list[str], text: str) -> types.Range:
-    end = types.Position(line=len(lines), character=0)
-    return types.Range(start=end, end=end)
+def _snippet(
+    doc: types.OptionalVersionedTextDocumentIdentifier, at: types.Range, text: str
+) -> types.WorkspaceEdit:
+    """An interactive edit (LSP 3.18): the reason selected, for the author to type over."""
+    escaped = re.sub(r"([\\$}])", r"\\\1", text)
+    reason = re.sub(r"([\\$}])", r"\\\1", REASON)
+    snippet = escaped.replace(reason, "${1:" + reason + "}", 1)
+    edit = types.SnippetTextEdit(range=at, snippet=types.StringValue(value=snippet))
+    change = types.TextDocumentEdit(text_document=doc, edits=[edit])
+    return types.WorkspaceEdit(document_changes=[change])
 
 
 def code_actions(
-    uri: str, shown: str, lines: list[str], diagnostics: list[types.Diagnostic]
+    doc: types.OptionalVersionedTextDocumentIdentifier,
+    shown: str,
+    text: Text,
+    diagnostics: list[types.Diagnostic],
+    snippets: bool = False,
 ) -> list[types.CodeAction]:
-    """Quick fixes for the findings in the request's range; each from the finding itself."""
+    """Quick fixes for the findings in the request's range; each from the finding itself.
+    ``snippets``: the client takes snippet edits, so a suppression's reason is a placeholder
+    the author types over; otherwise it is written out (a valid reason: lint stays clean)."""
     actions: list[types.CodeAction] = []
+    uri, lines = doc.uri, text.lines
     for diag in diagnostics:
         data: Any = diag.data if isinstance(diag.data, dict) else {}
         message = str(data.get("message", diag.message))
         hint = str(data.get("hint") or "")
         fix = _DID_YOU_MEAN.search(message) or _DID_YOU_MEAN.search(hint)
-        at = diag.range
-        written = (
-            lines[at.start.line][at.start.character : at.end.character]
-            if at.start.line < len(lines)
-            else ""
-        )
-        if fix and written.strip("'\"") in quoted(message):
-            actions.append(
-                _action(
-                    f"Replace '{written}' with '{fix.group(1)}'",
-                    diag,
-                    _edit(uri, at, fix.group(1)),
-                    True,
-                )
-            )
+        names = quoted(message)
+        subject = token_on(text, diag.range.start.line, names[0]) if fix and names else None
+        if fix and subject is not None:
+            # The name the finding is about (its message's first quote), which may not be
+            # the one it is placed on ("target 'Skills' of 'skill'" sits on 'skill').
+            line = lines[subject.start.line]
+            written = line[text.column(subject.start) : text.column(subject.end)]
+            name = fix.group(1)
+            new = yaml_quoted(name) if written[:1] in "'\"" else name
+            title = f"Replace '{written}' with '{name}'"
+            actions.append(_action(title, diag, _edit(uri, subject, new), True))
         bind = _BIND.search(hint)
         if bind:
             local, wire = bind.groups()
-            place, added = _binding_text(lines, local, wire)
-            title = f"Add a binding for '{local}'"
-            actions.append(_action(title, diag, _edit(uri, place, added), False))
-        if diag.severity == types.DiagnosticSeverity.Warning and data.get("file") == shown:
-            entry = (
-                f"  - {{code: {diag.code}, reason: {json.dumps(REASON)}, "
-                f"match: {json.dumps(message)}}}\n"
-            )
-            where, text = _suppress_text(lines, entry)
-            actions.append(
-                _action(
-                    f"Suppress {diag.code} here (suppress:)", diag, _edit(uri, where, text), False
-                )
-            )
+            entry = f"{{local: {yaml_quoted(local)}, wire: {yaml_quoted(wire)}}}"
+            added = add_entry(text, "bindings", entry)
+            if added is not None:
+                title = f"Add a binding for '{local}'"
+                actions.append(_action(title, diag, _edit(uri, *added), False))
+        if not _suppressible(diag, data, shown):
+            continue
+        entry = (
+            f"{{code: {diag.code}, reason: {yaml_quoted(REASON)}, match: {yaml_quoted(message)}}}"
+        )
+        found = add_entry(text, "suppress", entry)
+        if found is not None:
+            edit = _snippet(doc, *found) if snippets else _edit(uri, *found)
+            actions.append(_action(f"Suppress {diag.code} here (suppress:)", diag, edit, False))
     return actions
+
+
+def _suppressible(diag: types.Diagnostic, data: Any, shown: str) -> bool:
+    """A warning in this file that a ``suppress:`` entry here would silence: not an unused
+    suppression (BR308, which no entry silences), nor a profile's finding placed on the
+    ``extends:`` line (:func:`bridge_rules.compose.placed`), which an entry here cannot
+    match since it is matched where it arose."""
+    return (
+        diag.severity == types.DiagnosticSeverity.Warning
+        and data.get("file") == shown
+        and diag.code != UNUSED_SUPPRESSION
+        and not str(data.get("message", "")).startswith("in profile '")
+    )
 
 
 def _action(
@@ -143,36 +168,10 @@ def _action(
     )
 
 
-def _after_key(lines: list[str], key: str) -> int | None:
-    return next((i + 1 for i, text in enumerate(lines) if text.startswith(f"{key}:")), None)
-
-
-def _binding_text(lines: list[str], local: str, wire: str) -> tuple[types.Range, str]:
-    entry = f"  - local: {json.dumps(local)}\n    wire: {json.dumps(wire)}\n"
-    line = _after_key(lines, "bindings")
-    if line is not None and lines[line - 1].strip() == "bindings:":
-        at = types.Position(line=line, character=0)
-        return types.Range(start=at, end=at), entry
-    return _insert_at_end(lines, entry), _tail(lines) + "bindings:\n" + entry
-
-
-def _suppress_text(lines: list[str], entry: str) -> tuple[types.Range, str]:
-    line = _after_key(lines, "suppress")
-    if line is not None and lines[line - 1].strip() == "suppress:":
-        at = types.Position(line=line, character=0)
-        return types.Range(start=at, end=at), entry
-    return _insert_at_end(lines, entry), _tail(lines) + "suppress:\n" + entry
-
-
-def _tail(lines: list[str]) -> str:
-    """A newline first: the edit lands after the last line, which may lack one (a blank
-    line in YAML is harmless when it had one)."""
-    return "\n" if lines else ""
-
-
-def symbols(data: dict[str, Any], smap: SourceMap) -> list[types.DocumentSymbol]:
+def symbols(data: dict[str, Any], smap: SourceMap, text: Text) -> list[types.DocumentSymbol]:
     """The outline: each stage of ``names``, each binding, and the policy."""
     out: list[types.DocumentSymbol] = []
+    where = (smap, text)
     for index, stage in enumerate(data.get("names") or []):
         if isinstance(stage, dict):
             name = str(stage.get("id") or stage.get("kind") or index)
@@ -180,7 +179,7 @@ def symbols(data: dict[str, Any], smap: SourceMap) -> list[types.DocumentSymbol]
                 _symbol(
                     f"stage {name}",
                     str(stage.get("kind", "")),
-                    smap,
+                    where,
                     ("names", index),
                     Kind_S.Namespace,
                 )
@@ -188,9 +187,9 @@ def symbols(data: dict[str, Any], smap: SourceMap) -> list[types.DocumentSymbol]
     for index, bound in enumerate(data.get("bindings") or []):
         if isinstance(bound, dict):
             label = f"{bound.get('local')} -> {bound.get('wire')}"
-            out.append(_symbol(label, "binding", smap, ("bindings", index), Kind_S.Function))
+            out.append(_symbol(label, "binding", where, ("bindings", index), Kind_S.Function))
     if "policy" in data:
-        out.append(_symbol("policy", "policy", smap, ("policy",), Kind_S.Object))
+        out.append(_symbol("policy", "policy", where, ("policy",), Kind_S.Object))
     return out
 
 
@@ -198,12 +197,13 @@ Kind_S = types.SymbolKind
 
 
 def _symbol(
-    name: str, detail: str, smap: SourceMap, path: tuple[str | int, ...], kind: types.SymbolKind
+    name: str,
+    detail: str,
+    where: tuple[SourceMap, Text],
+    path: tuple[str | int, ...],
+    kind: types.SymbolKind,
 ) -> types.DocumentSymbol:
+    smap, text = where
     span = smap.key_span(path)
-    line = max(span.line - 1, 0)
-    at = types.Range(
-        start=types.Position(line=line, character=max(span.col - 1, 0)),
-        end=types.Position(line=line, character=max(span.col - 1, 0) + 1),
-    )
+    at = word_range(text, span.line - 1, span.col - 1)
     return types.DocumentSymbol(name=name, detail=detail, kind=kind, range=at, selection_range=at)

@@ -17,6 +17,7 @@ from lsprotocol import types
 
 from bridge_rules.codes import CODES
 from bridge_rules.explain import Explanation, explain_tool
+from bridge_rules.lsp.convert import TextOf, word_range
 from bridge_rules.lsp.workspace import absolute
 from bridge_rules.resources import profile_names, profile_path
 from bridge_rules.runtime import Runtime
@@ -25,11 +26,11 @@ from bridge_rules.source import Span
 _WIRE = re.compile(r"\bwire:\s*['\"]?([^\s,'\"}\]]+)")
 
 
-def location(span: Span) -> types.Location:
-    line = max(span.line - 1, 0)
-    start = types.Position(line=line, character=max(span.col - 1, 0))
+def location(span: Span, text_of: TextOf) -> types.Location:
+    """A finding's or a stage's span as the token written there, in that file's own text."""
+    path, text = text_of(span.file)
     return types.Location(
-        uri=Path(absolute(span.file)).as_uri(), range=types.Range(start=start, end=start)
+        uri=Path(path).as_uri(), range=word_range(text, span.line - 1, span.col - 1)
     )
 
 
@@ -80,30 +81,31 @@ def _properties(tool: dict[str, Any]) -> dict[str, Any]:
     return props if isinstance(props, dict) else {}
 
 
-def hover_text(rt: Runtime | None, word: str, tool: str | None) -> str | None:
-    """The hover for ``word``: a code's documentation, a tool's trace, a field's schema."""
+def hover_text(rt: Runtime | None, word: str, tool: str | None, bound: bool = False) -> str | None:
+    """The hover for ``word``: a code's documentation, a tool's trace, a field's schema.
+    ``bound``: ``word`` is a binding's ``local``, traced even when no stage knows it (as
+    ``explain --any`` traces it: the binding is what the author is looking at)."""
     if re.fullmatch(r"BR\d{3}", word, re.IGNORECASE):
         return code_doc(word)
     if rt is None:
         return None
-    found = explanation(rt, word)
+    found = explanation(rt, word) or (explain_tool(rt, word) if bound else None)
     if found is not None:
         text = f"```text\n{found.render_text()}```\n"
         decided = found.decided_by
         if decided is not None:
-            place = location(decided.span)
-            link = f"{place.uri}#L{decided.span.line}"
+            link = f"{Path(absolute(decided.span.file)).as_uri()}#L{decided.span.line}"
             text += f"\nDecided by stage [{decided.stage} ({decided.span})]({link})\n"
         return text
     return field_doc(rt, word, tool)
 
 
-def definition(rt: Runtime | None, word: str, line: str) -> types.Location | None:
+def definition(rt: Runtime | None, word: str, line: str, text_of: TextOf) -> types.Location | None:
     """Where ``word`` is decided: a pin entry for a binding's wire, a profile's file for an
     ``extends`` name, else the stage that decides the tool's wire name."""
     wire = _WIRE.search(line)
     if rt is not None and wire is not None and wire.group(1) == word:
-        pinned = _pin_entry(rt, word)
+        pinned = _pin_entry(rt, word, text_of)
         if pinned is not None:
             return pinned
     if word in profile_names() and ("extends" in line or line.lstrip().startswith("- ")):
@@ -116,19 +118,18 @@ def definition(rt: Runtime | None, word: str, line: str) -> types.Location | Non
     found = explanation(rt, word)
     if found is None or found.decided_by is None:
         return None
-    return location(found.decided_by.span)
+    return location(found.decided_by.span, text_of)
 
 
-def _pin_entry(rt: Runtime, tool: str) -> types.Location | None:
+def _pin_entry(rt: Runtime, tool: str, text_of: TextOf) -> types.Location | None:
     pin = rt.rules.pin
     if pin is None or pin.path is None or tool not in pin.tools:
         return None
-    lines = pin.path.read_text(encoding="utf-8").splitlines()
-    key = json.dumps(tool) + ":"
-    after = next((i for i, text in enumerate(lines) if '"tools":' in text.replace('": ', '":')), 0)
-    hit = next((i for i in range(after, len(lines)) if key in lines[i].replace('": ', '":')), after)
-    col = max(lines[hit].find(json.dumps(tool)), 0) if lines else 0
-    start = types.Position(line=hit, character=col)
-    return types.Location(
-        uri=pin.path.resolve().as_uri(), range=types.Range(start=start, end=start)
+    path, text = text_of(str(pin.path.resolve()))
+    lines, name = text.lines, json.dumps(tool)
+    after = next((i for i, line in enumerate(lines) if '"tools":' in line.replace('": ', '":')), 0)
+    hit = next(
+        (i for i in range(after, len(lines)) if name + ":" in lines[i].replace('": ', '":')), after
     )
+    col = max(lines[hit].find(name), 0) if lines else 0
+    return types.Location(uri=Path(path).as_uri(), range=text.range(hit, col, col + len(name)))

@@ -13,13 +13,15 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bridge_rules.diagnostics import Diagnostic
+from bridge_rules.diagnostics import Diagnostic, sort_diagnostics
 from bridge_rules.lint.analysis import Analysis, analyse
 from bridge_rules.lint.discover import DiscoveryError, discover
 from bridge_rules.loader import buffers
 from bridge_rules.resources import display_root
 
 Target = str | list[str]
+DISCOVERY = ""
+"""The key of discovery's own findings among the rule sets' (no file is named ``""``)."""
 
 
 def absolute(shown: str) -> str:
@@ -56,11 +58,15 @@ class Workspace:
     """The latest analysis that compiled: hover, definition and completion keep using it
     while the file is broken mid-edit."""
     deps: dict[str, set[str]] = field(default_factory=dict)
-    """Every file each rule set read (itself and what it extends), absolute."""
-    shown: dict[str, set[str]] = field(default_factory=dict)
-    """Files each rule set last published diagnostics for, to clear them when fixed."""
+    """Every file each rule set read (its listed files and what they extend), absolute."""
+    found: dict[str, dict[str, list[Diagnostic]]] = field(default_factory=dict)
+    """Each rule set's latest findings by absolute file: a file's diagnostics are those of
+    every rule set that reads it, deduplicated as ``lint`` of the whole project reports them."""
     problem: str | None = None
     """Why ``[tool.bridge-rules]`` could not be used, when it could not."""
+    refused: list[Diagnostic] = field(default_factory=list)
+    """What discovery would not hand to the loader (a symlink out of the project, BR015),
+    reported by ``lint`` with the rule sets' findings and so published with them."""
 
     def targets(self) -> dict[str, Target]:
         """The rule sets ``lint`` finds in the project (each file alone, or all of them as
@@ -72,6 +78,7 @@ class Workspace:
         except DiscoveryError as exc:
             self.problem = str(exc)
             discovered = None
+        self.refused = list(discovered.problems) if discovered is not None else []
         if discovered is not None:
             paths = [os.path.abspath(p) for p in discovered.paths]
             if discovered.layered and paths:
@@ -95,37 +102,71 @@ class Workspace:
         except ValueError:
             return path
 
-    def affected(self, path: str) -> dict[str, Target]:
-        """The rule sets to check again after ``path`` changed: its own, and every one that
-        read it (through ``extends``), as their last analysis recorded."""
+    def affected(self, path: str, current: dict[str, Target]) -> dict[str, Target]:
+        """The rule sets to check again after ``path`` changed: every one that lists it
+        (a file alone, or any layer of a layered set, as listed now: a layer may be new) or
+        read it through ``extends``, as their last analysis recorded."""
         return {
             key: target
-            for key, target in self.targets().items()
-            if key == path or path in self.deps.get(key, {key})
+            for key, target in current.items()
+            if path in self.listed(key, target) or path in self.deps.get(key, ())
         }
 
-    def check(self, path: str) -> dict[str, list[Diagnostic]]:
-        """Analyse what ``path`` affects; the findings by absolute file, including an empty
-        list for each file whose findings are gone."""
-        out: dict[str, list[Diagnostic]] = {}
-        for key, target in self.affected(path).items():
+    def forget(self, current: dict[str, Target]) -> set[str]:
+        """Drop the rule sets that are gone (an undiscovered file closed, a layer removed);
+        the files they had findings in, to publish again without them."""
+        files: set[str] = set()
+        for key in set(self.found) - set(current) - {DISCOVERY}:
+            files |= set(self.found.pop(key))
+            for table in (self.deps, self.good, self.last):
+                table.pop(key, None)
+        return files
+
+    def listed(self, key: str, target: Target) -> set[str]:
+        """The files a rule set names itself, absolute: each gets its diagnostics published,
+        an empty list included, so that an editor that opened any of them hears back."""
+        return {key} | {os.path.normpath(self.root / shown) for shown in _listed(target)}
+
+    def check(self, path: str | None) -> dict[str, list[Diagnostic]]:
+        """Analyse what ``path`` affects (None: every rule set); the findings of each file
+        those rule sets touch (now or at their previous check), by absolute path, an empty
+        list where none."""
+        current = self.targets()
+        touched = self.forget(current)
+        chosen = current if path is None else self.affected(path, current)
+        for key, target in chosen.items():
             analysis = self.analyse(target)
             self.last[key] = analysis
+            listed = self.listed(key, target)
             if analysis.runtime is not None:
                 self.good[key] = analysis
-                self.deps[key] = {key} | {
-                    absolute(f.doc.path) for f in analysis.runtime.rules.files
+                self.deps[key] = listed | {
+                    self.on_disk(f.doc.path) for f in analysis.runtime.rules.files
                 }
             else:
-                self.deps[key] = self.deps.get(key, set()) | {key}
-            files = {key, *self.shown.get(key, set())}
-            by_file: dict[str, list[Diagnostic]] = {f: [] for f in files}
+                self.deps[key] = self.deps.get(key, set()) | listed
+            by_file: dict[str, list[Diagnostic]] = {}
             for diag in analysis.diagnostics:
-                by_file.setdefault(absolute(diag.span.file), []).append(diag)
-            self.shown[key] = set(by_file)
-            for file, diags in by_file.items():
-                out.setdefault(file, []).extend(diags)
-        return out
+                by_file.setdefault(self.on_disk(diag.span.file), []).append(diag)
+            touched |= listed | set(self.found.get(key, {})) | set(by_file)
+            self.found[key] = by_file
+        refused: dict[str, list[Diagnostic]] = {}
+        for diag in self.refused:
+            refused.setdefault(self.on_disk(diag.span.file), []).append(diag)
+        touched |= set(self.found.get(DISCOVERY, {})) | set(refused)
+        self.found[DISCOVERY] = refused
+        return {
+            file: sort_diagnostics(d for found in self.found.values() for d in found.get(file, ()))
+            for file in touched
+        }
+
+    def on_disk(self, shown: str) -> str:
+        """A file as a finding names it (relative to the project root, where the analysis
+        runs), back to an absolute path."""
+        if os.path.isabs(shown):
+            return shown
+        here = os.path.normpath(self.root / shown)
+        return here if os.path.exists(here) else absolute(shown)
 
     def analyse(self, target: Target) -> Analysis:
         """``lint``'s analysis of one rule set, run at the project root over the buffers."""

@@ -12,6 +12,7 @@ rewrites come from the route table (``proxy.endpoints``); everything else is for
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 from collections.abc import Awaitable, Callable
@@ -80,12 +81,32 @@ class ProxyApp:
             config.listen_host, config.allow_origins, config.allow_hosts
         )
         """Web pages' requests refused (``proxy.browsers``); :class:`OpsApp` asks it too."""
-        self.draining = False
-        """Set by SIGTERM/SIGINT (``proxy.lifecycle``): ``/readyz`` answers 503 from then on."""
+        self._draining = False
         self.keys = KeyGuard.of(config, self._check_key_policies)
         """Client keys and their limits (``proxy.keyguard``); None without ``--keys``."""
         self.routes: dict[tuple[str, str], Route] = endpoints.dispatch({"healthz": healthz})
         """The endpoints this app answers itself (``proxy.endpoints``; ``OpsApp`` the rest)."""
+
+    @property
+    def draining(self) -> bool:
+        """Set by SIGTERM/SIGINT (``proxy.lifecycle``): ``/readyz`` answers 503 from then on,
+        and upstreams that keep processes ahead of requests (``--claude-spares``) end them
+        now rather than after the drain."""
+        return self._draining
+
+    @draining.setter
+    def draining(self, value: bool) -> None:
+        if value and not self._draining:
+            upstreams = [self.upstream]
+            if self.router is not None:
+                upstreams += [route.upstream for route in self.router.routes.values()]
+            for upstream in upstreams:
+                drain = getattr(upstream, "drain", None)
+                if drain is not None:
+                    with contextlib.suppress(RuntimeError):  # no loop: nothing runs ahead
+                        # set from a signal handler: the loop runs it at its next turn
+                        asyncio.get_running_loop().call_soon_threadsafe(drain)
+        self._draining = value
 
     def _with_bindings(self, engine: Engine) -> Engine:
         """``engine`` with ``--bindings-dir`` read over it, its message cache as configured.

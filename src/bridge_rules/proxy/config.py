@@ -68,6 +68,9 @@ class ProxyConfig:
     claude_max_turns: int = default("claude_max_turns")
     claude_max_bytes: int = default("claude_max_bytes")
     claude_max_time: float = default("claude_max_time")
+    claude_spares: int = default("claude_spares")
+    claude_spare_ttl: float = default("claude_spare_ttl")
+    claude_prepare: bool = default("claude_prepare")
     routes: tuple[RouteSpec, ...] = ()  # ``routes:`` of --config FILE (proxy/routes.py)
     listen_host: str = "127.0.0.1"  # --host: a Host naming it is ours (proxy/browsers.py)
     allow_origins: tuple[str, ...] = ()  # web origins whose requests are served; "*": any

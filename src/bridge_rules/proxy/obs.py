@@ -182,6 +182,7 @@ class AccessRecord:
     limit: str | None = None  # the key's limit that refused the request (429)
     upstream_status: int | None = None
     upstream_ms: float | None = None  # request sent upstream -> its response headers in
+    spare: int = 0  # a Claude Code CLI started ahead answered: 1 + the lines it had replayed
     bytes_in: int = 0
     bytes_out: int = 0
     error: str | None = None
@@ -214,6 +215,8 @@ class AccessRecord:
             out["upstream_status"] = self.upstream_status
         if self.upstream_ms is not None:
             out["upstream_ms"] = self.upstream_ms
+        if self.spare:
+            out["spare"] = self.spare
         if self.error is not None:
             out["error"] = self.error
         if self.inbound_denied_calls:

@@ -17,7 +17,7 @@ from bridge_rules.proxy.kinds import route_problem
 from bridge_rules.proxy.settings import ROUTE_SETTINGS
 
 if TYPE_CHECKING:
-    from bridge_rules.source import SourceMap
+    from bridge_rules.source import SourceMap, Span
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 ROUTE_WHERE = "route:"
@@ -155,4 +155,16 @@ def route_places(value: Any, smap: SourceMap, key: str) -> dict[str, str]:
         f"{ROUTE_WHERE}{raw['name']}": f"--config {smap.value_span((key, index))}"
         for index, raw in enumerate(value)
         if isinstance(raw, dict) and isinstance(raw.get("name"), str)
+    }
+
+
+def model_places(value: Any, smap: SourceMap, key: str) -> dict[str, Span]:
+    """Route name -> where its ``model:`` glob is written, for what lint finds about the
+    models a route fixes (BR322, bridge_rules.lint.route_models)."""
+    if not isinstance(value, list):
+        return {}
+    return {
+        raw["name"]: smap.value_span((key, index, "model"))
+        for index, raw in enumerate(value)
+        if isinstance(raw, dict) and isinstance(raw.get("name"), str) and "model" in raw
     }

@@ -176,6 +176,14 @@ SETTINGS: tuple[Setting, ...] = (
             "413."),
     Setting("claude_max_time", float, 1800.0, _CLAUDE + "seconds one request may hold a CLI "
             "session; past it, 413 while its history is replayed, else 504."),
+    Setting("claude_spares", int, 2, _CLAUDE + "CLI processes each worker keeps started "
+            "ahead of requests of a shape it has just answered (model, system prompt, tools, "
+            "settings); 0: none.", check=zero_means("none")),
+    Setting("claude_spare_ttl", float, 300.0, _CLAUDE + "seconds a spare CLI waits for a "
+            "request before it is ended.", metavar="SECONDS", check=positive),
+    Setting("claude_prepare", bool, False, _CLAUDE + "replay each conversation's history "
+            "into the spare left for its next request, which then writes only its new turns; "
+            "keeps that history in the worker until the spare is taken or expires."),
     Setting("watch", bool, False, "Reload the rules by themselves when their files change (a "
             "ConfigMap the kubelet swaps), as on SIGHUP; see docs/deploy.md.", proxy=False),
     Setting("watch_interval", float, 1.0, "With --watch: seconds between two looks at the "

@@ -7,11 +7,14 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bridge_rules.proxy.config import Problem, SettingProblem
-from bridge_rules.proxy.routespec import RouteSpec, parse_routes, route_places
+from bridge_rules.proxy.routespec import RouteSpec, model_places, parse_routes, route_places
 from bridge_rules.proxy.settings import ALIASES, BY_NAME, SETTINGS, file_value
+
+if TYPE_CHECKING:
+    from bridge_rules.source import Span
 
 
 @dataclass(frozen=True)
@@ -24,6 +27,8 @@ class SettingsFile:
     problems: tuple[Problem, ...] = ()
     routes: tuple[RouteSpec, ...] = ()
     """``routes:``, which only a file can set (docs/proxy.md#routes)."""
+    route_models: dict[str, Span] = field(default_factory=dict)
+    """Route name -> where its ``model:`` is written (BR322)."""
     read: bool = True
     """False when the file could not be read as a mapping at all: its problems are then the
     only ones worth reporting. Otherwise ``serve`` reports them with every problem of the
@@ -67,6 +72,7 @@ def read_settings(path: str, options: Mapping[str, bool] | None = None) -> Setti
     where: dict[str, str] = {}
     problems: list[Problem] = []
     routes: tuple[RouteSpec, ...] = ()
+    route_models: dict[str, Span] = {}
     for key, setting in doc.data.items():
         name = str(key).replace("-", "_")
         name = ALIASES.get(name, name)
@@ -74,6 +80,7 @@ def read_settings(path: str, options: Mapping[str, bool] | None = None) -> Setti
             routes, found = parse_routes(setting, doc.source_map, key)
             problems += [SettingProblem(message, at) for message, at in found]
             where.update(route_places(setting, doc.source_map, key))
+            route_models = model_places(setting, doc.source_map, key)
             continue
         if name not in options:
             hint = did_you_mean(str(key), known) or f"known: {', '.join(known)}"
@@ -90,7 +97,7 @@ def read_settings(path: str, options: Mapping[str, bool] | None = None) -> Setti
             problems.append(SettingProblem(wrong, at))
             continue
         values[name], where[name] = value, at
-    return SettingsFile(values, where, tuple(problems), routes)
+    return SettingsFile(values, where, tuple(problems), routes, route_models)
 
 
 def _value(setting: Any, multiple: bool, key: str) -> tuple[Any, str | None]:

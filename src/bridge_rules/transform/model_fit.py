@@ -159,13 +159,21 @@ def _text_of(content: Any) -> str:
 def _thinking(
     done: Fitted, message: dict[str, Any], decisions: dict[str, Decision], model: str | None
 ) -> dict[str, Any]:
+    """The assistant message with its thinking blocks decided; the message itself when none
+    changes. Most assistant messages hold no thinking block: they are looked over once, and
+    a list is built only from the first sealed block on (issue 36: this walk runs on every
+    request with a ``models:`` entry)."""
     content = message.get("content")
     if not isinstance(content, list):
         return message
-    blocks: list[Any] = []
+    start = _first_sealed(content)
+    if start < 0:
+        return message
+    blocks: list[Any] = content[:start]
     changed = False
-    for block in content:
-        key = SEALED.get(block.get("type")) if isinstance(block, dict) else None
+    for block in content[start:]:
+        kind = block.get("type") if isinstance(block, dict) else None
+        key = SEALED[kind] if kind in SEALED_KINDS else None
         sealed = block.get(key) if key is not None else None
         if not isinstance(sealed, str):
             blocks.append(block)
@@ -187,3 +195,18 @@ def _thinking(
     if not blocks:
         blocks = [{"type": "text", "text": LEFT_OUT}]
     return {**message, "content": blocks}
+
+
+SEALED_KINDS = ("thinking", "redacted_thinking")
+"""The blocks :data:`SEALED` names, as a tuple: ``in`` compares, so a block whose type is a
+list or an object is not one of them, where looking it up in a dict would raise."""
+
+
+def _first_sealed(content: list[Any]) -> int:
+    """Where the first thinking block with a signature stands in ``content`` (-1: none)."""
+    for at, block in enumerate(content):
+        if isinstance(block, dict):
+            kind = block.get("type")
+            if kind in SEALED_KINDS and isinstance(block.get(SEALED[kind]), str):
+                return at
+    return -1

@@ -8,9 +8,11 @@ answer with another model than asked), else the one the request asked for.
 from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
+from functools import partial
 from typing import Any
 
 from bridge_rules import jsonio
+from bridge_rules.transform.chunks import drive, drive_async
 from bridge_rules.transform.model_fit import SEALED, mark
 
 
@@ -97,24 +99,10 @@ class _Marker:
 
 
 def mark_stream(chunks: Iterable[bytes], asked: str | None) -> Iterator[bytes]:
-    marker = _Marker(asked)
-    for chunk in chunks:
-        out = marker.feed(chunk)
-        if out:
-            yield out
-    tail = marker.close()
-    if tail:
-        yield tail
+    """An SSE answer with its signatures marked; any chunking works."""
+    return drive(partial(_Marker, asked), chunks)
 
 
-async def mark_stream_async(
-    chunks: AsyncIterable[bytes], asked: str | None
-) -> AsyncIterator[bytes]:
-    marker = _Marker(asked)
-    async for chunk in chunks:
-        out = marker.feed(chunk)
-        if out:
-            yield out
-    tail = marker.close()
-    if tail:
-        yield tail
+def mark_stream_async(chunks: AsyncIterable[bytes], asked: str | None) -> AsyncIterator[bytes]:
+    """:func:`mark_stream` over an async iterable (an ASGI or aiohttp body)."""
+    return drive_async(partial(_Marker, asked), chunks)

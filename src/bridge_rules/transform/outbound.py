@@ -83,14 +83,15 @@ def rewrite_outbound(
     env: Mapping[str, str] | None = None,
     *,
     memo: bool = True,
+    messages_step: MessagesStep = Rewriter.messages,
 ) -> OutboundResult:
     """Gate, filter and rewrite a request body; never raises on its shape.
 
     ``memo``: what a ``tools`` array decides is remembered in the runtime's tools memo
     while its message cache is on (:func:`~bridge_rules.transform.outbound_tools.remembered_tools`);
-    the output is the same either way."""
+    the output is the same either way. ``messages_step``: the walk, or one that wraps it."""
     step = remembered_tools if memo and rt.message_cache.enabled else tools_outcome
-    return rewrite_with(rt, payload, model, env, Rewriter.messages, tools_step=step)
+    return rewrite_with(rt, payload, model, env, messages_step, tools_step=step)
 
 
 def rewrite_with(

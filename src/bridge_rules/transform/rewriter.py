@@ -12,6 +12,7 @@ from typing import Any
 from bridge_rules.callids import IdRule, id_rule, wire_id
 from bridge_rules.runtime import Runtime
 from bridge_rules.schemas import Shape
+from bridge_rules.transform.model_fit import MARK, SEALED, SEALED_KINDS
 from bridge_rules.transform.references import holds_references, rename_references
 from bridge_rules.transform.results import seals
 
@@ -35,6 +36,10 @@ class Rewriter:
         changes them (``bridge_rules.schemas``): this request's own, never a worker's."""
         self.shape_keys: list[tuple[str, bytes | None]] = []
         self.ids: IdRule = id_rule(rt.rules.schemas.target)  # the target's id rule
+        self.marked = False
+        """A thinking block the walk passed may carry the proxy's model mark
+        (:mod:`~bridge_rules.transform.model_fit`), which the walk leaves to the fit: it
+        carries one, or it stands in a dict or list subclass the walk does not look into."""
 
     def wire(self, name: str) -> str:
         if name in self.typed:
@@ -81,13 +86,19 @@ class Rewriter:
         history, history_plan = self.history, self.rt.history_plan
         for i, message in enumerate(messages):
             if type(message) is not dict:
+                if isinstance(message, dict):
+                    self.marked = True  # a subclass, not looked into: the fit does
                 continue
             content = message.get("content")
             if type(content) is not list:
+                if isinstance(content, list):
+                    self.marked = True  # a subclass, not looked into: the fit does
                 continue
             new_content: list[Any] | None = None
             for j, block in enumerate(content):
                 if type(block) is not dict:
+                    if isinstance(block, dict):
+                        self.marked = True  # a subclass, not looked into: the fit does
                     continue
                 kind = block.get("type")
                 if kind == "tool_use":
@@ -127,6 +138,10 @@ class Rewriter:
                 elif search and holds_references(kind):
                     new_block = rename_references(block, rename)
                 else:
+                    if kind in SEALED_KINDS:
+                        sealed = block.get(SEALED[kind])
+                        if isinstance(sealed, str) and sealed.startswith(MARK):
+                            self.marked = True
                     continue
                 if new_block is not block:
                     if new_content is None:

@@ -10,20 +10,13 @@ in any cut.
 from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
-from typing import Protocol
+from functools import partial
 
+from bridge_rules.transform.chunks import ChunkRewriter, drive, drive_async
 from bridge_rules.transform.framing import EventStream, Pass
 from bridge_rules.transform.scope import CallScope
 from bridge_rules.transform.second import SecondPass
 from bridge_rules.transform.sse import CallPass
-
-
-class ChunkRewriter(Protocol):
-    """Bytes in any chunking -> rewritten bytes; ``close()`` flushes the tail."""
-
-    def feed(self, chunk: bytes) -> bytes: ...
-
-    def close(self) -> bytes: ...
 
 
 def open_rewriter(scope: CallScope) -> ChunkRewriter:
@@ -41,25 +34,9 @@ def open_rewriter(scope: CallScope) -> ChunkRewriter:
 
 def rewrite_stream(scope: CallScope, chunks: Iterable[bytes]) -> Iterator[bytes]:
     """An SSE response rewritten chunk by chunk, as ``scope`` says; any chunking works."""
-    rw = open_rewriter(scope)
-    for chunk in chunks:
-        out = rw.feed(chunk)
-        if out:
-            yield out
-    tail = rw.close()
-    if tail:
-        yield tail
+    return drive(partial(open_rewriter, scope), chunks)
 
 
-async def rewrite_stream_async(
-    scope: CallScope, chunks: AsyncIterable[bytes]
-) -> AsyncIterator[bytes]:
+def rewrite_stream_async(scope: CallScope, chunks: AsyncIterable[bytes]) -> AsyncIterator[bytes]:
     """:func:`rewrite_stream` over an async iterable (an ASGI or aiohttp body)."""
-    rw = open_rewriter(scope)
-    async for chunk in chunks:
-        out = rw.feed(chunk)
-        if out:
-            yield out
-    tail = rw.close()
-    if tail:
-        yield tail
+    return drive_async(partial(open_rewriter, scope), chunks)

@@ -11,19 +11,24 @@ callers use the same object.
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from bridge_rules import jsonio
+from bridge_rules.gcpause import pause_enabled, paused
+from bridge_rules.modelrules import ModelTable
 from bridge_rules.runtime import Runtime
 from bridge_rules.schemas.book import Shapes
 from bridge_rules.transform.cached import OutboundBytes, rewrite_outbound_bytes
 from bridge_rules.transform.inbound import rewrite_message
 from bridge_rules.transform.model_fit import MARK, Fitted, fit
 from bridge_rules.transform.model_marks import mark_message, mark_stream, mark_stream_async
+from bridge_rules.transform.outbound import OutboundResult, rewrite_outbound
 from bridge_rules.transform.report import InboundReport
 from bridge_rules.transform.results import seals
+from bridge_rules.transform.rewriter import Rewriter
 from bridge_rules.transform.scope import CallScope
 from bridge_rules.transform.stream import rewrite_stream, rewrite_stream_async
 
@@ -115,8 +120,20 @@ def start_turn(
 ) -> Turn:
     """Rewrite ``body`` for the wire and get ready for its answer. Raises
     ``jsonio.JSONDecodeError`` when the body is not JSON."""
-    fitted, marks, body = fit_body(rt, body, model)
-    outcome = rewrite_outbound_bytes(rt, body, model, env, cache=cache, gc_pause=gc_pause)
+    outcome = None
+    if rt.rules.models.active and not _may_hold_mark(body):
+        # Issue 36: fit() would parse and walk the whole body only to find, most of the
+        # time, nothing to change. The rewrite parses the top-level fields anyway; from
+        # them, whether fit() would have changed anything is known, and only then is the
+        # request fitted and rewritten again (the cache is exact, so the bytes are alike).
+        outcome = rewrite_outbound_bytes(rt, body, model, env, cache=cache, gc_pause=gc_pause)
+        fitted: Fitted | None = None
+        refit, marks = _unfitted(rt.rules.models, model, outcome.fields)
+        if refit:
+            outcome = None
+    if outcome is None:
+        fitted, marks, body = fit_body(rt, body, model)
+        outcome = rewrite_outbound_bytes(rt, body, model, env, cache=cache, gc_pause=gc_pause)
     if fitted is not None and fitted.rejected is not None and outcome.rejected is None:
         outcome.rejected = fitted.rejected
     if not outcome.gate_open and not outcome.policed:
@@ -133,6 +150,50 @@ def start_turn(
     return Turn(outcome, scope, fitted, marks)
 
 
+def outbound_fitted(
+    rt: Runtime, payload: Any, model: str | None, env: Mapping[str, str] | None
+) -> OutboundResult:
+    """``payload`` fitted to its model (``models:``) and rewritten: what
+    :meth:`bridge_rules.Engine.outbound` returns.
+
+    The fit walks every message; most of the time it finds nothing to change. When the
+    top-level fields and the model's decisions say only a marked thinking block could
+    change (:func:`_unfitted`), the rewrite runs first, its own walk notes whether it passed
+    one, and only then is the request fitted and rewritten again (issue 36: the walk of a
+    long history once, not twice). The collector is paused over a long history's walk, as
+    :mod:`bridge_rules.gcpause` says why."""
+    history = payload.get("messages") if isinstance(payload, dict) else None
+    long = isinstance(history, list) and len(history) >= _PAUSE_MESSAGES
+    with paused(long and pause_enabled()):
+        return _outbound_fitted(rt, payload, model, env)
+
+
+_PAUSE_MESSAGES = 256
+"""Messages from which ``Engine.outbound`` pauses the collector (a pi history of 256
+messages is ~230 KB: near :data:`~bridge_rules.gcpause.PAUSE_FROM`)."""
+
+
+def _outbound_fitted(
+    rt: Runtime, payload: Any, model: str | None, env: Mapping[str, str] | None
+) -> OutboundResult:
+    table = rt.rules.models
+    if isinstance(payload, dict) and not _unfitted(table, model, payload)[0]:
+        walks: list[Rewriter] = []
+
+        def messages(rw: Rewriter, messages: list[Any]) -> list[Any] | None:
+            walks.append(rw)
+            return rw.messages(messages)
+
+        result = rewrite_outbound(rt, payload, model, env, messages_step=messages)
+        if result.gate_open and not any(rw.marked for rw in walks):
+            return result
+    fitted = fit(table, payload, model, rt.outbound_name)
+    result = rewrite_outbound(rt, fitted.payload, model, env)
+    if fitted.rejected is not None and result.rejected is None:
+        result.rejected = fitted.rejected
+    return result
+
+
 def fit_body(
     rt: Runtime, body: bytes, model: str | None
 ) -> tuple[Fitted | None, str | None, bytes]:
@@ -140,19 +201,67 @@ def fit_body(
     the model to mark the answer's thinking with, and the body to rewrite further. Parses
     only when a ``models:`` entry could change something or the body carries a mark."""
     table = rt.rules.models
-    if not table.active and MARK.encode() not in body:
+    if not table.active and _MARK_BYTES not in body:
         return None, None, body
     payload = jsonio.loads(body)
     done = fit(table, payload, model, rt.outbound_name)
-    asked = model if model is not None else _model_of(payload)
-    foreign = table.decide(asked)["thinking.foreign"] if table.marks and asked else None
-    marks = asked if foreign is not None and foreign.setting is not None else None
+    marks = _marks(table, model if model is not None else _model_of(payload))
     if not isinstance(payload, dict):
         return None, marks, body
     same = set(done.payload) == set(payload)
     if same and done.rejected is None and all(v is payload.get(k) for k, v in done.payload.items()):
         return None, marks, body
     return done, marks, jsonio.dumps(done.payload)
+
+
+_MARK_BYTES = MARK.encode()
+_ESCAPED = re.compile(rb"\\u00(?:62|72|6[dD]|31|7[eE])")
+"""A ``\\u`` escape of one of :data:`MARK`'s characters."""
+
+
+def _may_hold_mark(body: bytes) -> bool:
+    """Whether a string of the body may hold :data:`MARK`: written as it is, or with one of
+    its characters as a ``\\u`` escape. False: no string holds it, nothing to unmark."""
+    # One-byte searches first (memchr, ~50x faster than a search for the whole mark): a
+    # body without a "~" or without a backslash cannot hold the mark that way.
+    if b"~" in body and _MARK_BYTES in body:
+        return True
+    return b"\\" in body and _ESCAPED.search(body) is not None
+
+
+def _marks(table: ModelTable, asked: str | None) -> str | None:
+    """The model to mark the answer's thinking with (None: the answer is not marked)."""
+    foreign = table.decide(asked)["thinking.foreign"] if table.marks and asked else None
+    return asked if foreign is not None and foreign.setting is not None else None
+
+
+def _unfitted(
+    table: ModelTable, model: str | None, fields: dict[str, Any]
+) -> tuple[bool, str | None]:
+    """(refit, marks): whether fit() may change the request, and if not, the model to mark
+    the answer with (what :func:`fit_body` gives). Holds for a body no string of which holds
+    :data:`MARK`: then only the model's decisions act, each on what ``fields`` (the
+    request's top-level fields) show, except a system message or an unmarked thinking block,
+    which only the messages would show (so those decisions refit whenever they act)."""
+    asked = model if model is not None else _model_of(fields)
+    decisions = table.decide(asked)
+    choice, thinking = fields.get("tool_choice"), fields.get("thinking")
+    if (
+        decisions["system_in_messages"].value != "keep"
+        or decisions["thinking.unknown"].value == "strip"
+        or (
+            decisions["tool_choice.forced"].value != "keep"
+            and isinstance(choice, dict)
+            and choice.get("type") in ("any", "tool")
+        )
+        or (
+            decisions["thinking.disabled"].value != "keep"
+            and isinstance(thinking, dict)
+            and thinking.get("type") == "disabled"
+        )
+    ):
+        return True, None
+    return False, _marks(table, asked)
 
 
 def _model_of(payload: object) -> str | None:

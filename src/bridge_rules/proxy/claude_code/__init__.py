@@ -35,6 +35,7 @@ def claude_code_upstream(config: ProxyConfig) -> ClaudeCodeUpstream:
     and ValueError for an MCP config file that cannot be used."""
     try:
         from bridge_rules.proxy.claude_code.session import Bounds, Policy
+        from bridge_rules.proxy.claude_code.spares import Spares
         from bridge_rules.proxy.claude_code.upstream import ClaudeCodeUpstream, CliSettings
         from bridge_rules.proxy.upstream import Upstream as Pool
     except ImportError as exc:
@@ -43,6 +44,6 @@ def claude_code_upstream(config: ProxyConfig) -> ClaudeCodeUpstream:
     servers = read_mcp_config(config.claude_mcp_config) if config.claude_mcp_config else {}
     policy = Policy(config.claude_allow, servers)
     bounds = Bounds(config.claude_max_turns, config.claude_max_bytes, config.claude_max_time)
-    return ClaudeCodeUpstream(
-        CliSettings(path, config.max_sessions, config.timeout, policy, bounds), Pool(config)
-    )
+    settings = CliSettings(path, config.max_sessions, config.timeout, policy, bounds)
+    spares = Spares(config.claude_spares, config.claude_spare_ttl)
+    return ClaudeCodeUpstream(settings, Pool(config), spares, config.claude_prepare)

@@ -113,6 +113,19 @@ class CliProcess(Transport):
         self._stderr_task: asyncio.Task[None] | None = None
         self._closing = False
 
+    @property
+    def argv(self) -> list[str]:
+        """The command as started (the launcher's, the CLI's after it)."""
+        return list(self._cmd)
+
+    @property
+    def env(self) -> dict[str, str]:
+        return dict(self._env)
+
+    @property
+    def cwd(self) -> str:
+        return self._cwd
+
     async def connect(self) -> None:
         if self._cli is None:  # the launcher would only find out after it started
             if os.path.exists(self._given):

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fnmatch
+import hashlib
+import json
 import logging
 import shutil
 import tempfile
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -45,8 +46,10 @@ from claude_agent_sdk import (
 from bridge_rules.proxy.claude_code.events import Bridge, Event
 from bridge_rules.proxy.claude_code.plan import CliPlan, McpTool
 from bridge_rules.proxy.claude_code.process import CliOutputError, CliProcess, child_env
+from bridge_rules.proxy.claude_code.terms import Bounds, CliFailed, Policy, Run
 
 log = logging.getLogger("bridge_rules.proxy.claude_code")
+__all__ = ["Bounds", "CliFailed", "Policy", "Run", "Session"]
 
 DENIED = (
     "Not run here: bridge-rules proposes this call to the client, which runs it and "
@@ -59,55 +62,6 @@ SETTLE = 2.0
 
 POLICY_TURNS = 16
 """Model calls one request may make when the policy lets the CLI run tools itself."""
-
-
-class CliFailed(Exception):
-    """The CLI could not answer; ``status`` is the HTTP status the client gets."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-
-@dataclass(frozen=True)
-class Policy:
-    """Which tools the CLI may run itself; by default none."""
-
-    allow: tuple[str, ...] = ()
-    """Patterns (``fnmatch``) of CLI tool names: ``WebSearch``, ``mcp__github__*``."""
-    servers: Mapping[str, Any] = field(default_factory=dict)
-    """The user's own MCP servers, as ``--mcp-config`` takes them (name -> config)."""
-
-    def runs(self, name: str) -> bool:
-        return any(fnmatch.fnmatchcase(name, p) for p in self.allow)
-
-
-@dataclass(frozen=True)
-class Bounds:
-    """What one request may cost: the CLI replays history at a few milliseconds a message,
-    so without these a body of tiny turns held a session for half an hour."""
-
-    turns: int = 1000
-    """Messages in the request (each a stream-json line to replay); more: 413."""
-    bytes: int = 16 * 1024 * 1024
-    """The request body; larger: 413."""
-    time: float = 1800.0
-    """Seconds the request may hold its session: past it, 413 while the history is still
-    being replayed, 504 once the answer is under way."""
-
-
-@dataclass
-class Run:
-    """What one request did, for the log and the tests."""
-
-    denied: list[str] = field(default_factory=list)
-    allowed: list[str] = field(default_factory=list)
-    missing: list[str] = field(default_factory=list)
-    """Built-ins offered that the CLI's inventory did not list."""
-    not_run: list[str] = field(default_factory=list)
-    """Calls for the client that the CLI closed with a result of its own (a denial, or
-    its own input check), in the order it did."""
 
 
 async def _not_run(args: dict[str, Any]) -> dict[str, Any]:
@@ -136,6 +90,10 @@ class Session:
         self._deadline = asyncio.get_running_loop().time() + max_time
         self._max_time = max_time
         self._replaying = True
+        self._connected = False
+        self._reader: AsyncIterator[Any] | None = None
+        self.replayed = 0
+        """Lines of :attr:`plan` already written (a prepared spare's history)."""
         self.policy = policy
         self.idle_timeout = idle_timeout
         self.run = Run()
@@ -178,6 +136,59 @@ class Session:
         )
         self.client = ClaudeSDKClient(options, transport=self.process)
 
+    def shape(self) -> str:
+        """What makes this process the one a request needs, as a hash: its command line,
+        environment and working directory (the scratch directory's random name taken
+        out), the system prompt its file holds, the in-process MCP tools and the policy.
+        Everything but the conversation: two sessions of one shape start the same
+        process and write it the same initialisation, so a spare of this shape
+        (:mod:`.spares`) is the process this request would start."""
+        scratch = str(self._scratch)
+        servers = {
+            name: [(t.name, t.description, t.schema) for t in tools]
+            for name, tools in self.plan.servers.items()
+        }
+        data = {
+            "argv": [a.replace(scratch, "") for a in self.process.argv],
+            "env": {k: v.replace(scratch, "") for k, v in self.process.env.items()},
+            "cwd": self.process.cwd.replace(scratch, ""),
+            "system": self.plan.system,
+            "servers": servers,
+            "allow": list(self.policy.allow),
+        }
+        text = json.dumps(data, sort_keys=True, ensure_ascii=False, default=repr)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    async def start(self) -> bool:
+        """Start the CLI ahead of its request (a spare); False when it did not start,
+        whatever the reason: the request that would take it then starts its own, as
+        without spares, and meets the fault itself."""
+        try:
+            await asyncio.wait_for(self.client.connect(), self.idle_timeout)
+        except Exception as exc:
+            log.info("claude-code: a spare CLI did not start: %s", exc)
+            return False
+        self._connected = True
+        return True
+
+    def alive(self) -> bool:
+        return self._connected and self.process.is_ready()
+
+    def adopt(self, plan: CliPlan, max_time: float) -> None:
+        """Answer ``plan`` with this started spare: its shape is ``plan``'s, its
+        conversation and bounds are the request's from now on."""
+        self.plan = plan
+        self.bridge = Bridge(plan.wire_name, self.policy.runs)
+        self._deadline = asyncio.get_running_loop().time() + max_time
+        self._max_time = max_time
+
+    def discard(self) -> None:
+        """Let go of a session that never started (a spare answered its request): its
+        scratch directory goes in a thread, off the request's path (removing it took up
+        to 15 ms on a busy disk)."""
+        loop = asyncio.get_running_loop()
+        loop.run_in_executor(None, shutil.rmtree, self._scratch, True)
+
     async def _before_tool(
         self, data: HookInput, tool_use_id: str | None, context: HookContext
     ) -> HookJSONOutput:
@@ -215,18 +226,45 @@ class Session:
         """The client's events, in order; raises :class:`CliFailed` before the first one
         when the CLI cannot answer."""
         try:
-            await self._within(self.client.connect(), "start")
-            messages = self.client.receive_messages()
-            for line in self.plan.lines[:-1]:
-                await self._send(line)
-                if line["type"] == "user":
-                    await self._until_result(messages)
+            if not self._connected:
+                await self._within(self.client.connect(), "start")
+            messages = self._messages()
+            await self._replay(self.plan.lines[self.replayed : -1])
             await self._send(self.plan.lines[-1])
             self._replaying = False
             async for event in self._answer(messages):
                 yield event
         finally:
             await self.close()
+
+    def _messages(self) -> AsyncIterator[Any]:
+        """The CLI's messages: one reader for the session's whole life (a spare's
+        preparation and its request read the same one)."""
+        if self._reader is None:
+            self._reader = self.client.receive_messages()
+        return self._reader
+
+    async def _replay(self, lines: list[dict[str, Any]]) -> None:
+        """Append ``lines`` to the CLI's conversation, each user turn taken in before the
+        next line is written (written at once, the CLI reorders them)."""
+        messages = self._messages()
+        for line in lines:
+            await self._send(line)
+            if line["type"] == "user":
+                await self._until_result(messages)
+        self.replayed += len(lines)
+
+    async def prepare(self, lines: list[dict[str, Any]]) -> bool:
+        """Start the CLI and replay ``lines`` (a conversation's history but its last user
+        turn) ahead of the request that will end with them; False when either failed."""
+        if not await self.start():
+            return False
+        try:
+            await self._replay(lines)
+        except CliFailed as exc:
+            log.info("claude-code: a spare CLI did not take the history: %s", exc.message)
+            return False
+        return True
 
     async def _send(self, line: dict[str, Any]) -> None:
         async def one() -> AsyncIterator[dict[str, Any]]:

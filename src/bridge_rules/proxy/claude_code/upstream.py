@@ -15,16 +15,17 @@ import logging
 import os
 import shutil
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Coroutine
-from dataclasses import dataclass, field
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bridge_rules import jsonio
 from bridge_rules.proxy.claude_code.credentials import missing
 from bridge_rules.proxy.claude_code.events import Event, assemble, sse
 from bridge_rules.proxy.claude_code.offered import Offered, ask_cli
-from bridge_rules.proxy.claude_code.plan import PlanError, plan
+from bridge_rules.proxy.claude_code.plan import CliPlan, PlanError, plan
 from bridge_rules.proxy.claude_code.session import Bounds, CliFailed, Policy, Session
+from bridge_rules.proxy.claude_code.spares import Spares
 from bridge_rules.proxy.errors import ProxyError, error_body, sse_error_event
 from bridge_rules.proxy.forward import Exchange, forward
 from bridge_rules.proxy.reply import JSON
@@ -44,14 +45,18 @@ class CliSettings:
     bounds: Bounds = field(default_factory=Bounds)
 
 
-async def _timed(events: AsyncIterator[Event], ex: Exchange) -> AsyncIterator[Event]:
+async def _timed(
+    events: AsyncIterator[Event], ex: Exchange, first: Callable[[], None]
+) -> AsyncIterator[Event]:
     """``events``, noting on the access line when the first came (the CLI's start-up and
-    the model's first event), as an HTTP upstream's response headers are noted."""
+    the model's first event), as an HTTP upstream's response headers are noted; ``first``
+    is called then (the CLI has done its start-up work: a spare may start beside it)."""
     sent = time.perf_counter()
     async for event in events:
         if ex.reply.record.upstream_ms is None:
             ex.reply.record.upstream_ms = round((time.perf_counter() - sent) * 1000, 3)
             ex.reply.record.upstream_status = 200
+            first()
         yield event
 
 
@@ -62,9 +67,17 @@ class ClaudeCodeUpstream:
 
     models_from_rules = True  # the CLI has no Models API: the rules list the models
 
-    def __init__(self, settings: CliSettings, pool: Pool | None = None) -> None:
+    def __init__(
+        self,
+        settings: CliSettings,
+        pool: Pool | None = None,
+        spares: Spares | None = None,
+        prepare_history: bool = False,
+    ) -> None:
         self.settings = settings
         self.pool = pool
+        self.spares = spares if spares is not None else Spares(0, 1.0)
+        self.prepare_history = prepare_history
         self.active = 0
         self._offered: tuple[list[Offered] | None] | None = None
         self._offered_lock = asyncio.Lock()
@@ -102,8 +115,14 @@ class ClaudeCodeUpstream:
     async def readiness(self) -> str | None:
         return self.problem()
 
+    def drain(self) -> None:
+        """The worker drains: its spares end now, and requests still answered leave none."""
+        self.spares.stop()
+
     async def aclose(self) -> None:
-        """Wait for the sessions still being cleaned up (the server is stopping)."""
+        """End the spares and wait for the sessions still being cleaned up (the server is
+        stopping)."""
+        await self.spares.aclose()
         if self.pool is not None:
             await self.pool.aclose()
         if self._closing:
@@ -157,17 +176,16 @@ class ClaudeCodeUpstream:
             cli_plan.env["CLAUDE_CODE_MAX_OUTPUT_TOKENS"] = "1"
         self.active += 1
         try:
-            session = Session(
-                cli_plan,
-                self.settings.claude_path,
-                self.settings.policy,
-                os.environ,
-                self.settings.timeout,
-                max_time=bounds.time,
-            )
+            session = await self._session(cli_plan, ex)
             events = session.events()
+
+            def refill() -> None:
+                if not counting:  # a spare of the shape this request had, for the next
+                    history = cli_plan.lines[:-1] if self.prepare_history else []
+                    self.spares.refill(lambda: self._new(replace(cli_plan, lines=[])), history)
+
             try:
-                answer = _timed(events, ex)
+                answer = _timed(events, ex, refill)
                 if cli_plan.stream:
                     await self._stream(ex, answer)
                 else:
@@ -194,6 +212,41 @@ class ClaudeCodeUpstream:
             raise ProxyError(503, message) from None
         finally:
             self.active -= 1
+
+    def _new(self, cli_plan: CliPlan) -> Session:
+        """The session today's path starts for ``cli_plan``."""
+        settings = self.settings
+        return Session(
+            cli_plan,
+            settings.claude_path,
+            settings.policy,
+            os.environ,
+            settings.timeout,
+            max_time=settings.bounds.time,
+        )
+
+    async def _session(self, cli_plan: CliPlan, ex: Exchange) -> Session:
+        """A started spare of this request's shape if there is one (its start waited for
+        if under way), else the session of today's path, not yet started."""
+        session = self._new(cli_plan)
+        if self.spares.limit < 1:
+            return session
+        spare = self.spares.take(session.shape(), cli_plan.lines)
+        if spare is None:
+            return session
+        try:
+            ready = await spare.ready()
+        except BaseException:  # the client left while it started: it goes too
+            self.spares.end(spare)
+            session.discard()
+            raise
+        if not ready:  # it failed: the request meets the fault itself
+            self.spares.end(spare)
+            return session
+        session.discard()
+        spare.session.adopt(cli_plan, self.settings.bounds.time)
+        ex.reply.record.spare = spare.history[0] + 1  # 1: a bare spare; more: a prepared one
+        return spare.session
 
     async def _json(self, ex: Exchange, events: AsyncIterator[Event], counting: bool) -> None:
         message = assemble([event async for event in events])
