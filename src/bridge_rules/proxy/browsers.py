@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 ANY = "*"
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 WILDCARDS = frozenset({"0.0.0.0", "::", ""})
+KNOWN_HOSTS = 64
 
 
 def origin_key(origin: str) -> str:
@@ -87,6 +88,9 @@ class BrowserRules:
     any_host: bool = False
     addresses: bool = False
     """Listening on every interface: any IP address is a host of ours."""
+    _ours: dict[bytes, None] = field(default_factory=dict, compare=False, repr=False)
+    """``Host`` values already accepted, as sent (a client sends the same one every time;
+    reading it again cost more than the rest of this check). At most :data:`KNOWN_HOSTS`."""
 
     @classmethod
     def of(cls, listen: str, origins: Iterable[str], hosts: Iterable[str]) -> BrowserRules:
@@ -112,7 +116,7 @@ class BrowserRules:
                         f"requests from the web origin {origin[:100]!r} are refused "
                         "(bridge-rules serve --allow-origin)"
                     )
-            elif name == b"host" and not self.any_host:
+            elif name == b"host" and not self.any_host and value not in self._ours:
                 host = value.decode("latin-1")
                 found = host_name(host)
                 if found is None or not (
@@ -122,4 +126,6 @@ class BrowserRules:
                         f"requests for the host {host[:100]!r} are refused: it is not the "
                         "address serve listens on (bridge-rules serve --allow-host)"
                     )
+                if len(self._ours) < KNOWN_HOSTS:
+                    self._ours[bytes(value)] = None
         return None

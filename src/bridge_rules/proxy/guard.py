@@ -37,6 +37,7 @@ from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from bridge_rules.proxy.coalesce import HeldHead
 from bridge_rules.proxy.config import ENV_VAR, ProxyConfig
 from bridge_rules.proxy.errors import error_body
 
@@ -117,6 +118,7 @@ class GuardedHttp(HttpToolsProtocol):
 
     def connection_made(self, transport: Any) -> None:
         super().connection_made(transport)
+        self.transport = HeldHead(transport, self.loop)  # type: ignore[assignment]
         self._arm()
         if len(self.connections) > self.limits.max_connections:
             self._make_room()

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-from bridge_rules.transform.framing import Event, EventTooLarge, Framed, Framer
+from bridge_rules.transform.framing import Event, EventTooLarge, Framed, Framer, split
 
 __all__ = ["EventTooLarge", "StreamWatch", "relay", "too_large"]
 
@@ -25,9 +25,25 @@ class StreamWatch:
         self.upstream_error = False  # the upstream's own error event went out
 
     def saw(self, run: Framed) -> None:
-        if b"message_stop" in run.raw or b"error" in run.raw:
-            for event in run.events():
-                self._event(event)
+        found = (bytes.find(run, b"message_stop"), bytes.find(run, b"error"))
+        if found == (-1, -1):
+            return
+        if run.cr or bytes.find(run, b"\\u") >= 0:  # CR ends, or a \\u escape
+            for raw in split(run, run.cr):
+                self._event(Event(raw))
+            return
+        # Only an event holding one of the two words can be of either kind (a JSON string
+        # spells a letter otherwise only as itself, an event name always): just those
+        # are cut out, where ``split`` would cut them, and read. Not ``run.events()``:
+        # a run split there reaches the rewriter split, which then reads every event
+        # instead of cutting out the few that concern it.
+        for word, first in zip((b"message_stop", b"error"), found, strict=True):
+            at = first
+            while at >= 0:
+                begin = run.after(run.rfind(b"\n\n", 0, at), 0)
+                end = run.find(b"\n\n", at) + 2
+                self._event(Event(run[begin:end]))
+                at = run.find(word, end)
 
     def saw_tail(self, tail: bytes) -> None:
         """The stream's last bytes, an event without its blank line: a client may still read
