@@ -29,15 +29,8 @@ class Balancer:
         stop = threading.Event()
 
         def pump(src: socket.socket, dst: socket.socket) -> None:
-            try:
-                while data := src.recv(65536):
-                    dst.sendall(data)
-            except OSError:
+            for _ in relayed(src, dst):
                 pass
-            finally:
-                for s in (src, dst):
-                    with contextlib.suppress(OSError):
-                        s.shutdown(socket.SHUT_RDWR)
 
         def accept() -> None:
             listener.settimeout(0.1)
@@ -60,3 +53,18 @@ class Balancer:
             stop.set()
             thread.join(5)
             listener.close()
+
+
+def relayed(src: socket.socket, dst: socket.socket) -> Iterator[bytes]:
+    """Copy ``src`` to ``dst`` until either side closes, yielding each chunk as it arrives
+    (before it is passed on, so that a time taken then is when the relay got it)."""
+    try:
+        while data := src.recv(65536):
+            yield data
+            dst.sendall(data)
+    except OSError:
+        pass
+    finally:
+        for s in (src, dst):
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)

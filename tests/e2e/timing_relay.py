@@ -11,15 +11,15 @@ starts with the first client byte after the previous response began.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import socket
 import threading
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
+
+from tests.balancer import relayed
 
 
 @dataclass
@@ -78,7 +78,7 @@ class TimingRelay:
             threading.Thread(target=self._down, args=(server, client, current), daemon=True).start()
 
     def _up(self, src: socket.socket, dst: socket.socket, current: list[Timed]) -> None:
-        for data in _chunks(src, dst):
+        for data in relayed(src, dst):
             now = time.perf_counter()
             with self.lock:
                 if not current or current[-1].head_seen:  # a new request on this connection
@@ -87,7 +87,7 @@ class TimingRelay:
                 current[-1].raw += data
 
     def _down(self, src: socket.socket, dst: socket.socket, current: list[Timed]) -> None:
-        for data in _chunks(src, dst):
+        for data in relayed(src, dst):
             now = time.perf_counter()
             with self.lock:
                 if not current or current[-1].first_body is not None:
@@ -96,18 +96,3 @@ class TimingRelay:
                 timed.head_seen += data
                 if bytes(timed.head_seen).partition(b"\r\n\r\n")[2]:
                     timed.first_body = now
-
-
-def _chunks(src: socket.socket, dst: socket.socket) -> Iterator[bytes]:
-    """Copy ``src`` to ``dst`` until either side closes, yielding each chunk as it arrives
-    (before it is passed on, so that a time taken then is when the relay got it)."""
-    try:
-        while data := src.recv(65536):
-            yield data
-            dst.sendall(data)
-    except OSError:
-        pass
-    finally:
-        for s in (src, dst):
-            with contextlib.suppress(OSError):
-                s.shutdown(socket.SHUT_RDWR)
