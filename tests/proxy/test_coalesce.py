@@ -39,6 +39,7 @@ steps = st.lists(
     st.one_of(
         st.tuples(st.just("write"), st.binary(min_size=0, max_size=64)),
         st.tuples(st.just("write"), st.just(b"x" * (JOIN_LIMIT + 1))),
+        st.tuples(st.just("writelines"), st.binary(min_size=0, max_size=64)),
         st.tuples(st.just("turn"), st.just(b"")),
     ),
     max_size=12,
@@ -52,6 +53,9 @@ async def _play(plan: list[Step], close: bool) -> tuple[Recorder, list[bytes]]:
     for kind, data in plan:
         if kind == "write":
             held.write(data)
+            written.append(data)
+        elif kind == "writelines":  # asyncio's other way to write, in two pieces
+            held.writelines([data[:1], data[1:]])
             written.append(data)
         else:
             await asyncio.sleep(0)  # the loop turns

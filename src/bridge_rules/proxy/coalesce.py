@@ -49,6 +49,10 @@ class HeldHead:
             self._transport.write(held)
             self._transport.write(data)
 
+    def writelines(self, data: Any) -> None:
+        """As :meth:`write` (the real transport's own would pass what is held)."""
+        self.write(b"".join(data))
+
     def release(self) -> None:
         """Write what is held now; nothing once the peer is gone (the loop closed the
         transport in between: those bytes had no reader either way)."""
