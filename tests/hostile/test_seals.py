@@ -246,6 +246,12 @@ def served() -> Iterator[tuple[str, Canned]]:
             proc.communicate(timeout=30)
 
 
+def _has_surrogate(text: str) -> bool:
+    """Whether ``text`` holds a UTF-16 surrogate (U+D800-U+DFFF, high or low), which no
+    UTF-8 JSON can carry alone."""
+    return any("\ud800" <= c <= "\udfff" for c in text)
+
+
 def _through_serve(served: tuple[str, Canned], body: dict[str, Any]) -> dict[str, Any] | None:
     """What the upstream received for ``body``; None when ``serve`` refused it as no JSON."""
     url, upstream = served
@@ -253,7 +259,7 @@ def _through_serve(served: tuple[str, Canned], body: dict[str, Any]) -> dict[str
         upstream.seen.clear()
     r = httpx.post(url + "/v1/messages", content=wire(body), timeout=60, trust_env=False)
     with counted():
-        if r.status_code == 400 and "\\ud8" in json.dumps(body).lower():
+        if r.status_code == 400 and _has_surrogate(json.dumps(body, ensure_ascii=False)):
             return None  # a lone surrogate: not JSON to the proxy's codec (never a 500)
         assert r.status_code == 200, (r.status_code, r.text[:300])
         seen: dict[str, Any] = json.loads(upstream.seen[-1].body)
