@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import itertools
 import json
+import random
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bridge_rules
+from bridge_rules import jsonio
 from bridge_rules.calls import ToolCall
 from bridge_rules.transform.report import InboundReport
 from bridge_rules.transform.scope import CallScope
@@ -50,9 +53,38 @@ class Sealer:
         )
 
 
-def _event(name: str, data: Any, style: str) -> bytes:
-    if style == "spaced":  # json.dumps' spaces: parsed, and written back compact
+def _loose(data: Any, rng: random.Random, reorder: float = 0.15) -> str:
+    """JSON as any writer may lay it out on one line: spaces and tabs around every token,
+    keys in any order now and then, strings with or without ``\\u`` escapes."""
+
+    def ws() -> str:
+        return rng.choice(["", "", " ", "  ", "\t", " \t "])
+
+    if isinstance(data, dict):
+        items = list(data.items())
+        if rng.random() < reorder:
+            rng.shuffle(items)
+        inner = ",".join(
+            f"{ws()}{_loose(k, rng, reorder)}{ws()}:{ws()}{_loose(v, rng, reorder)}{ws()}"
+            for k, v in items
+        )
+        return "{" + (inner or ws()) + "}"
+    if isinstance(data, str):
+        return json.dumps(data, ensure_ascii=rng.random() < 0.1)
+    return json.dumps(data)
+
+
+def _event(
+    name: str, data: Any, style: str, rng: random.Random | None = None, reorder: float = 0.15
+) -> bytes:
+    if style == "spaced":  # json.dumps' spaces: read as the compact, written back compact
         return b"event: " + name.encode() + b"\ndata: " + json.dumps(data).encode() + b"\n\n"
+    if style == "loose":
+        assert rng is not None
+        text = (
+            rng.choice(["", " ", "\t"]) + _loose(data, rng, reorder) + rng.choice(["", " ", "\t "])
+        )
+        return b"event: " + name.encode() + b"\ndata: " + text.encode() + b"\n\n"
     body = orjson.dumps(data)
     if style == "crlf":
         return b"event: " + name.encode() + b"\r\ndata: " + body + b"\r\n\r\n"
@@ -61,7 +93,8 @@ def _event(name: str, data: Any, style: str) -> bytes:
     return b"event: " + name.encode() + b"\ndata: " + body + b"\n\n"
 
 
-styles = st.sampled_from(["common"] * 6 + ["spaced", "crlf", "data-only"])
+styles = st.sampled_from(["common"] * 4 + ["spaced", "loose", "loose", "crlf", "data-only"])
+call_styles = st.sampled_from(["common", "common", "spaced", "loose"])
 indexes = st.sampled_from([0, 1, 2, 10])
 # Argument pieces: plain, escaped, non-ASCII, a \u escape, split inside an escape.
 pieces = st.sampled_from(
@@ -92,6 +125,7 @@ def tool_start(draw: st.DrawFn) -> bytes:
         "content_block_start",
         {"type": "content_block_start", "index": index, "content_block": block},
         draw(styles),
+        draw(st.randoms(use_true_random=False)),
     )
     if ident == "toolu/2":
         raw = raw.replace(b"toolu/2", b"toolu\\/2")  # an escape orjson would not write
@@ -105,7 +139,7 @@ def args_delta(draw: st.DrawFn) -> bytes:
         "index": draw(indexes),
         "delta": {"type": "input_json_delta", "partial_json": draw(pieces)},
     }
-    raw = _event("content_block_delta", data, draw(styles))
+    raw = _event("content_block_delta", data, draw(styles), draw(st.randoms(use_true_random=False)))
     return _broken(raw) if draw(st.integers(0, 3)) == 0 else raw
 
 
@@ -158,24 +192,36 @@ def other(draw: st.DrawFn) -> bytes:
     )
 
 
-def whole_call(index: int, name: str, parts: list[str]) -> bytes:
-    """A tool call in the common shape: start, argument deltas, stop."""
+def whole_call(
+    index: int,
+    name: str,
+    parts: list[str],
+    style: str = "common",
+    seed: int = 0,
+    *,
+    reorder: float = 0.15,
+) -> bytes:
+    """A tool call, start, argument deltas and stop, all in one style (the common shape
+    unless told)."""
+    rng = random.Random(seed)
     block = {"type": "tool_use", "id": f"toolu_{index}", "name": name, "input": {}}
     start = {"type": "content_block_start", "index": index, "content_block": block}
-    out = _event("content_block_start", start, "common")
+    out = _event("content_block_start", start, style, rng, reorder)
     for piece in parts:
         delta = {"type": "input_json_delta", "partial_json": piece}
         data = {"type": "content_block_delta", "index": index, "delta": delta}
-        out += _event("content_block_delta", data, "common")
+        out += _event("content_block_delta", data, style, rng, reorder)
     stop = {"type": "content_block_stop", "index": index}
-    return out + _event("content_block_stop", stop, "common")
+    return out + _event("content_block_stop", stop, style, rng, reorder)
 
 
 @st.composite
 def call(draw: st.DrawFn) -> bytes:
-    """Mostly a whole call in the common shape, so that reading it whole is exercised."""
+    """Mostly a whole call in one run, so that reading it whole is exercised: compact,
+    with json.dumps' spaces, or laid out loosely."""
     index, name = draw(indexes), draw(st.sampled_from(NAMES[:5]))
-    out = whole_call(index, name, draw(st.lists(pieces, max_size=3)))
+    style, seed = draw(call_styles), draw(st.integers(0, 2**16))
+    out = whole_call(index, name, draw(st.lists(pieces, max_size=3)), style, seed)
     return _broken(out) if draw(st.integers(0, 5)) == 0 else out
 
 
@@ -230,3 +276,34 @@ def test_every_cut_of_calls_to_each_name_gives_what_parsing_gives() -> None:
     for sealed in (None, frozenset({"read"})):
         for cut in range(len(stream) + 1):
             assert rewrite(stream, [cut], True, sealed) == rewrite(stream, [cut], False, sealed)
+
+
+@pytest.mark.parametrize("style", ["spaced", "loose"])
+@pytest.mark.parametrize("sealed", [None, frozenset({"read"})])
+def test_a_spaced_call_is_read_from_its_bytes_and_written_as_parsing_writes_it(
+    style: str, sealed: frozenset[str] | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Gateways that re-serialise with json.dumps put a space after ':' and ','; such a
+    # call is read without parsing its deltas or its stop (a sealed start is parsed to
+    # give it its new id, as in the common shape), whole or cut in two, and comes out as
+    # the parsed path writes it: the renamed start and the adapted delta compact.
+    parsed: list[bytes] = []
+    loads = jsonio.loads_answer
+
+    def counted(data: bytes) -> Any:
+        parsed.append(bytes(data))
+        return loads(data)
+
+    parts = ['{"file_path": "src/', 'a.py"}']
+    for seed in range(20):
+        stream = whole_call(2, "Read_ide", parts, style, seed, reorder=0)
+        slow = rewrite(stream, [], False, sealed)
+        parsed.clear()
+        with monkeypatch.context() as patch:
+            patch.setattr(jsonio, "loads_answer", counted)
+            fast = [rewrite(stream, cuts, True, sealed) for cuts in ([], [len(stream) // 2])]
+        assert fast == [slow, slow]
+        starts = [p for p in parsed if b"content_block_start" in p]
+        assert len(starts) == len(parsed) == (0 if sealed is None else 2)
+        assert b'"name":"read"' in slow[0]
+        assert slow[0].count(b"input_json_delta") == 1

@@ -15,7 +15,7 @@ from bridge_rules import jsonio
 from bridge_rules.calls import ToolCall
 from bridge_rules.transform.framing import Event, Piece, events_in
 from bridge_rules.transform.scope import CallScope
-from bridge_rules.transform.shapes import args_delta, delta_data, string_text
+from bridge_rules.transform.shapes import args_delta, delta_data, string_text, tool_start
 
 StartRead = tuple[str, str, int]
 """A tool block's start read from its bytes: the name, the id, the index."""
@@ -61,20 +61,17 @@ class HeldCalls:
         self,
         event: Event,
         m: re.Match[bytes],
-        offset: int,
         out: list[Piece],
         call: StartRead,
         *,
         plan: Plan,
     ) -> Held | None:
-        """A tool block's start (matched by ``m`` from ``offset``) with its name mapped back
-        in its bytes; passed on, or held with its deltas."""
+        """A tool block's start (matched by ``m``) with its name mapped back, written as
+        rebuilding it would write it; passed on, or held with its deltas."""
         name, ident, index = call
         local, adapts, sealing, written = plan
         if written is not None:
-            raw = event.raw
-            cut, to = m.start(3) - offset, m.end(3) - offset
-            event = self._renamed(name, local, raw[:cut] + written + raw[to:])
+            event = self._renamed(name, local, tool_start(index, m[2], written))
         held = None
         if adapts or sealing:
             held = self._held[index] = Held(name, ident, adapts)

@@ -3,9 +3,11 @@ as bytes.
 
 Every Anthropic endpoint writes a ``tool_use`` block's events the same way: an
 ``event:`` line, one ``data:`` line of compact JSON with its keys in one order, LF line
-ends. :class:`~bridge_rules.transform.sse.CallPass` reads events in that shape with the
-patterns here instead of parsing them, and writes the one adapted delta around its
-string; any other shape is parsed.
+ends. Gateways that re-serialise the stream (LiteLLM-style, Python's ``json.dumps``) keep
+that order and add spaces after ``:`` and ``,``. :class:`~bridge_rules.transform.sse.CallPass`
+reads events in that shape, with any spaces and tabs JSON allows between tokens, with the
+patterns here instead of parsing them, and writes a renamed start and the one adapted
+delta as rebuilding the parsed event writes them (compact); any other shape is parsed.
 
 What makes that exact: the strings matched hold no escape a parser and orjson would write
 differently back (no ``\\u``, so pieces of input also join as their decoded text joins),
@@ -31,34 +33,58 @@ other event does (a delta's type, ``"content_block_delta"``, has no quote after
 _INDEX = rb"(0|[1-9][0-9]{0,8})"
 _PLAIN = rb'[^"\\\x00-\x1f]*'
 _ESCAPED = _PLAIN + rb'(?:\\["\\/bfnrt]' + _PLAIN + rb")*"
-_START = (
-    rb'event: content_block_start\ndata: \{"type":"content_block_start","index":%s,'
-    rb'"content_block":\{"type":"tool_use","id":"(' + _PLAIN + rb')","name":"(' + _PLAIN
-    + rb')","input":\{\}\}\}\n\n'
-)  # fmt: skip
-_DELTA = (
-    rb'event: content_block_delta\ndata: \{"type":"content_block_delta","index":%s,'
-    rb'"delta":\{"type":"input_json_delta","partial_json":"%s"\}\}\n\n'
-)
-_STOP = rb'event: content_block_stop\ndata: \{"type":"content_block_stop","index":%s\}\n\n'
 
-TOOL_START = re.compile(_START % _INDEX)
+
+def _spaced(pattern: bytes) -> bytes:
+    """``pattern`` with the whitespace JSON allows in one line (spaces, tabs) wherever a
+    ``~`` stands: around every ``{ } : ,`` and the value as a whole. The Anthropic API
+    writes none, gateways that re-serialise with Python's ``json.dumps`` a space after
+    each ``:`` and ``,``; both are read here."""
+    return pattern.replace(b"~", rb"[ \t]*")
+
+
+_START = _spaced(
+    rb'event: content_block_start\ndata: ~\{~"type"~:~"content_block_start"~,~"index"~:~%s~,~'
+    rb'"content_block"~:~\{~"type"~:~"tool_use"~,~"id"~:~"(%s)"~,~"name"~:~"(%s)"~,~'
+    rb'"input"~:~\{~\}~\}~\}~\n\n'
+)
+_DELTA = _spaced(
+    rb'event: content_block_delta\ndata: ~\{~"type"~:~"content_block_delta"~,~"index"~:~%s~,~'
+    rb'"delta"~:~\{~"type"~:~"input_json_delta"~,~"partial_json"~:~"%s"~\}~\}~\n\n'
+)
+_STOP = _spaced(
+    rb'event: content_block_stop\ndata: ~\{~"type"~:~"content_block_stop"~,~"index"~:~%s~\}~\n\n'
+)
+
+TOOL_START = re.compile(_START % (_INDEX, _PLAIN, _PLAIN))
 """A ``tool_use`` start whose input streams after it: index, id, name."""
 ARGS_DELTA = re.compile(_DELTA % (_INDEX, rb"(" + _ESCAPED + rb")"))
 """An ``input_json_delta``: index, the bytes between the quotes of ``partial_json``."""
 STOP = re.compile(_STOP % _INDEX)
 """A ``content_block_stop``: index."""
 WHOLE_CALL = re.compile(
-    _START % _INDEX + rb"((?:" + _DELTA % (rb"\1", _ESCAPED) + rb")*)" + _STOP % rb"\1"
-).match
+    _START % (_INDEX, _PLAIN, _PLAIN)
+    + rb"((?:" + _DELTA % (rb"\1", _ESCAPED) + rb")*)"
+    + _STOP % rb"\1"
+).match  # fmt: skip
 """A whole call in one run: index, id, name, then the span of its argument deltas (all
 of the same index, like its stop)."""
-PIECES = re.compile(rb'"partial_json":"(' + _ESCAPED + rb')"\}\}\n\n').findall
+PIECES = re.compile(_spaced(rb'"partial_json"~:~"(%s)"~\}~\}~\n\n') % _ESCAPED).findall
 """The pieces of input in a span of argument deltas, as bytes between quotes."""
+_STARTED = (
+    b'event: content_block_start\ndata: {"type":"content_block_start","index":%d,'
+    b'"content_block":{"type":"tool_use","id":"%s","name":"%s","input":{}}}\n\n'
+)
 _ARGS = (
     b'event: content_block_delta\ndata: {"type":"content_block_delta","index":%d,'
     b'"delta":{"type":"input_json_delta","partial_json":%s}}\n\n'
 )
+
+
+def tool_start(index: int, ident: bytes, name: bytes) -> bytes:
+    """A tool block's start with ``name`` (as written in JSON) for the one it had, written
+    as rebuilding the parsed event writes it: compact whatever spacing it came with."""
+    return _STARTED % (index, ident, name)
 
 
 def is_utf8(data: bytes) -> bool:

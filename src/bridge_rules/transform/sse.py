@@ -47,6 +47,7 @@ from bridge_rules.transform.shapes import (
     args_delta,
     is_utf8,
     string_text,
+    tool_start,
 )
 
 _KINDS = frozenset({"content_block_start", "content_block_delta", "content_block_stop", "error"})
@@ -219,7 +220,7 @@ class CallPass(HeldCalls):
         index = int(m[1])
         if index in self._held:  # a duplicate start: flush first
             self._flush(index, out)
-        self._open(event, m, 0, out, (name, ident, index), plan=self._plan(name))
+        self._open(event, m, out, (name, ident, index), plan=self._plan(name))
         return True
 
     def _held_in_run(self, run: Framed, done: int, out: list[Piece]) -> int:
@@ -267,7 +268,7 @@ class CallPass(HeldCalls):
                 out.append(run.part(done, begin))
             index = int(m[1])
             start = Event(run[begin:at])
-            held = self._open(start, m, begin, out, (name, m[2].decode(), index), plan=plan)
+            held = self._open(start, m, out, (name, m[2].decode(), index), plan=plan)
             assert held is not None
             if end > at:
                 held.deltas.append(run.part(at, end))
@@ -281,8 +282,7 @@ class CallPass(HeldCalls):
         else:
             if begin > done:
                 out.append(run.part(done, begin))
-            raw = run[begin : m.start(3)] + written + run[m.end(3) : at]
-            out.append(self._renamed(name, local, raw))
+            out.append(self._renamed(name, local, tool_start(int(m[1]), m[2], written)))
             if not adapts:
                 return at
         call = self._adapted(name, string_text(b"".join(PIECES(run, at, end))))
@@ -310,7 +310,7 @@ class CallPass(HeldCalls):
         if begin > done:
             out.append(run.part(done, begin))
         start = Event(run[begin : m.end()])
-        self._open(start, m, begin, out, (name, ident, int(m[1])), plan=plan)
+        self._open(start, m, out, (name, ident, int(m[1])), plan=plan)
         return m.end()
 
     def _plan(self, name: str) -> Plan:
