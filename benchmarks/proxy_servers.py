@@ -1,7 +1,9 @@
 """The servers bench_proxy.py measures against, each run as its own process.
 
 * ``upstream``: a canned Anthropic Messages endpoint (uvicorn, like the proxy): it
-  reads the whole body and answers a fixed message, as JSON or SSE as asked.
+  reads the whole body and answers a fixed message, as JSON or SSE as asked (the SSE
+  with ``json.dumps``' spaces, or compact when the request's ``metadata.user_id`` is
+  ``bench-compact-sse``).
 * ``bare``: a forwarder on the proxy's own stack (uvicorn + httptools + uvloop, and
   an aiohttp client, or httpcore with ``--client httpcore``) that does nothing but
   move bytes: the floor any proxy on this stack pays.
@@ -39,7 +41,9 @@ MESSAGE = {
 }  # fmt: skip
 
 
-def sse_body() -> bytes:
+def sse_body(separators: tuple[str, str] = (", ", ": ")) -> bytes:
+    """The message as a stream: with ``json.dumps``' spaces, as gateways that re-serialise
+    in Python write it, or compact (``(",", ":")``), as the Anthropic API writes it."""
     start = {**MESSAGE, "content": [], "stop_reason": None}
     events: list[tuple[str, dict[str, Any]]] = [
         ("message_start", {"message": start}),
@@ -57,12 +61,16 @@ def sse_body() -> bytes:
         ("message_stop", {}),
     ]  # fmt: skip
     return b"".join(
-        f"event: {n}\ndata: {json.dumps({'type': n, **d})}\n\n".encode() for n, d in events
+        f"event: {n}\ndata: {json.dumps({'type': n, **d}, separators=separators)}\n\n".encode()
+        for n, d in events
     )
 
 
 JSON_BODY = json.dumps(MESSAGE).encode()
 SSE_BODY = sse_body()
+SSE_COMPACT = sse_body((",", ":"))
+COMPACT_MARK = b"bench-compact-sse"
+"""In a request's ``metadata.user_id``: answer with the compact stream."""
 
 
 async def _read(receive: Any) -> bytes:
@@ -111,7 +119,11 @@ async def upstream_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
             }
         )
         raise ConnectionAbortedError("bench fault: cut mid-stream")
-    data, ctype = (SSE_BODY, b"text/event-stream") if stream else (JSON_BODY, b"application/json")
+    if stream:
+        data = SSE_COMPACT if COMPACT_MARK in body else SSE_BODY
+        ctype = b"text/event-stream"
+    else:
+        data, ctype = JSON_BODY, b"application/json"
     headers = [(b"content-type", ctype), (b"content-length", str(len(data)).encode())]
     await send({"type": "http.response.start", "status": 200, "headers": headers})
     await send({"type": "http.response.body", "body": data})
