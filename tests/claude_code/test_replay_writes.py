@@ -106,6 +106,35 @@ def test_the_batched_replay_sends_what_line_by_line_sent(
     assert _sent(endpoint, Session, body, prepared) == _sent(endpoint, LineByLine, body, prepared)
 
 
+@settings(
+    max_examples=3,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(talks=st.lists(conversations(), min_size=3, max_size=3))
+def test_several_sessions_at_once_send_what_line_by_line_sent(
+    endpoint: ScriptedEndpoint, talks: list[list[dict[str, Any]]]
+) -> None:
+    """Three CLIs replaying at once, as the sessions of a busy worker do, each prepared
+    ahead or not: the endpoint receives the same set of requests either way."""
+    bodies = [
+        {"model": "claude-sonnet-4-6", "max_tokens": 64, "messages": m, "tools": TOOLS}
+        for m in talks
+    ]
+
+    def sent(kind: type[Session]) -> list[bytes]:
+        async def all_at_once() -> None:
+            await asyncio.gather(*(_answer(kind, b, n % 2 == 1) for n, b in enumerate(bodies)))
+
+        before = len(endpoint.requests)
+        asyncio.run(all_at_once())
+        return sorted(per_run_out(r.body) for r in endpoint.requests[before:])
+
+    now = sent(Session)
+    assert len(now) == len(bodies)
+    assert now == sent(LineByLine)
+
+
 def test_a_wrongly_paired_write_would_be_seen(endpoint: ScriptedEndpoint) -> None:
     """The oracle can fail: a user line written together with the assistant line after it
     (rather than before) lets the CLI append that answer ahead of its question."""
