@@ -120,6 +120,31 @@ def start_turn(
 ) -> Turn:
     """Rewrite ``body`` for the wire and get ready for its answer. Raises
     ``jsonio.JSONDecodeError`` when the body is not JSON."""
+    outcome, fitted, marks = rewrite_turn(rt, body, model, env, cache=cache, gc_pause=gc_pause)
+    scope = CallScope(
+        rt,
+        tuple(outcome.registered),
+        seals(rt),
+        InboundReport(),
+        outcome.shapes,
+        mapping=outcome.gate_open,
+        sent=(*outcome.registered, *outcome.dropped),
+    )
+    return Turn(outcome, scope, fitted, marks)
+
+
+def rewrite_turn(
+    rt: Runtime,
+    body: bytes,
+    model: str | None = None,
+    env: Mapping[str, str] | None = None,
+    *,
+    cache: bool = True,
+    gc_pause: bool | None = None,
+) -> tuple[OutboundBytes, Fitted | None, str | None]:
+    """The request half of :func:`start_turn`: the body fitted and rewritten, the fit, and
+    the model the answer is marked with. ``Engine.outbound_bytes`` stops here, without
+    the answer's scope (issue 36: a replayed turn's fixed cost)."""
     outcome = None
     if rt.rules.models.active and not _may_hold_mark(body):
         # Issue 36: fit() would parse and walk the whole body only to find, most of the
@@ -138,16 +163,7 @@ def start_turn(
         outcome.rejected = fitted.rejected
     if not outcome.gate_open and not outcome.policed:
         outcome.body = body
-    scope = CallScope(
-        rt,
-        tuple(outcome.registered),
-        seals(rt),
-        InboundReport(),
-        outcome.shapes,
-        mapping=outcome.gate_open,
-        sent=(*outcome.registered, *outcome.dropped),
-    )
-    return Turn(outcome, scope, fitted, marks)
+    return outcome, fitted, marks
 
 
 def outbound_fitted(
