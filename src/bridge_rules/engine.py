@@ -193,7 +193,7 @@ class Engine(Lookups):
         from bridge_rules.transform.turn import rewrite_turn
 
         runtime = self._turn_runtime(body, model, ())
-        return rewrite_turn(runtime, body, model, self._env(env), cache=cache)[0]
+        return rewrite_turn(runtime, body, model, self._env(env), cache)[0]
 
     def turn(
         self,
@@ -215,10 +215,10 @@ class Engine(Lookups):
         This is what the proxy runs per request. Raises ``ValueError`` (a
         ``json.JSONDecodeError``) when ``body`` is not JSON; integers of any size are kept.
         """
-        from bridge_rules.transform.turn import start_turn
+        from bridge_rules.transform.turn import rewrite_turn, start_turn
 
         runtime = self._turn_runtime(body, model, policy)
-        return start_turn(runtime, body, model, self._env(env), cache=cache)
+        return start_turn(runtime, rewrite_turn(runtime, body, model, self._env(env), cache))
 
     def _turn_runtime(self, body: bytes, model: str | None, policy: Iterable[str]) -> Runtime:
         """The runtime a turn runs under, once its arguments are checked."""
