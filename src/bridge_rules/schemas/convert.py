@@ -198,7 +198,7 @@ class _Walk(NodeFixes):
         if "items" in s and not isinstance(s["items"], list):
             s["items"], got = self.node(s["items"], f"{ptr}/items", refs)
             items = None if got.identity else got
-        elif kinds(s) == {"array"} and "items" not in s and p.has("untyped-as-json"):
+        elif p.has("untyped-as-json") and "items" not in s and kinds(s) == {"array"}:
             s["items"], items = self.json_text({}, f"{ptr}/items", "", "untyped-as-json")
         if isinstance(s.get("anyOf"), list):
             out, shapes = [], []
