@@ -252,6 +252,8 @@ def requests(engine: Engine, scale: int, write: Callable[[str], object]) -> None
         f"  {'size':>6} {'bytes':>10} {'floor':>10} {'outbound':>10} {'ratio':>6} target"
         "         (of which the calls seam, history tool_use -> outbound_call)\n"
     )
+    import outbound_bound  # beside this file
+
     for label, size, repeat, target in sizes:
         raw = pi_payload(size)
         floor_t, full_t, seam_t = bench_outbound(engine, raw, max(repeat, 2))
@@ -262,6 +264,8 @@ def requests(engine: Engine, scale: int, write: Callable[[str], object]) -> None
             f"{ratio:>5.2f}x <= {target}x {verdict:<6} ({seam_t * 1e3:.2f}ms = "
             f"{seam_t / floor_t:.2f}x the floor)\n"
         )
+        walks = outbound_bound.bound(raw, floor_t, max(repeat, 2))
+        write(f"         the least walks in Python, of the floor: {walks}\n")
 
 
 def inbound(engine: Engine, scale: int, write: Callable[[str], object]) -> None:

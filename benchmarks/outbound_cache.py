@@ -17,6 +17,7 @@ import orjson
 
 from bridge_rules import Engine, load
 from bridge_rules.gcpause import freeze_loaded, paused
+from bridge_rules.msgcache import DEFAULT_MIN_BODY
 from bridge_rules.transform import rewrite_outbound_bytes
 
 Write = Callable[[str], object]
@@ -187,4 +188,21 @@ def replay_turns(payload: dict[str, Any], turns: int, rounds: int, write: Write)
         f"Engine.outbound_bytes {ratio:.2f}x <= {TURNS_TARGET}x {verdict:<6} "
         f"(Engine.outbound: {plain / floor:.2f}x)\n"
     )
+    _turn_parts(bodies, best[0], best[1], write)
     return ratio
+
+
+def _turn_parts(bodies: list[bytes], floor: list[float], cached: list[float], write: Write) -> None:
+    """Where the replay's time goes: a fresh engine's first request, the turns under the
+    cache's ``min_body`` (the plain path), the first one stored, and the rest (served)."""
+    small = next((i for i, raw in enumerate(bodies) if len(raw) >= DEFAULT_MIN_BODY), len(bodies))
+    parts = [("first request", 0, 1), (f"turns 1-{small - 1} (< min_body)", 1, small)]
+    parts += [(f"turns {small}-{small + 1} (seen, stored)", small, small + 2)]
+    parts += [(f"turns {small + 2}-{len(bodies) - 1} (served)", small + 2, len(bodies))]
+    total = sum(floor)
+    shown = []
+    for label, start, end in parts:
+        f, c = sum(floor[start:end]), sum(cached[start:end])
+        if end > start:
+            shown.append(f"{label} {c * 1e3:.2f}/{f * 1e3:.2f}ms (+{(c - f) / total:.2f})")
+    write("    cached/floor, (+ excess / summed floor): " + ", ".join(shown) + "\n")

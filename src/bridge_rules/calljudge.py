@@ -8,7 +8,8 @@ runs as its own ``bash``. So a call is denied when the policy denies any of:
 
 * ``W`` itself (``deny`` patterns and switches are matched against it);
 * every local name the rules can map ``W`` to, whether or not that tool was in the
-  request: the claims of every rule on ``W`` (reverse entries, case-folded ones), and on
+  request, and every local name ``W`` spells in another case (``FIND`` for ``find``):
+  the claims of every rule on ``W`` (reverse entries, case-folded ones), and on
   what ``inbound.strip_suffixes``, the gateway's strips and the ``kind: prefix`` stages
   leave of it (each stripped without regard to case), over the local names the rules know
   and every tool the request sent, those the policy took out included;
@@ -157,6 +158,8 @@ class CallJudge:
         folded: dict[str, dict[str, None]] = {}
         for wire, found in exact.items():
             folded.setdefault(wire.lower(), {}).update(found)
+        for local in locals_:  # a call spelt as a local name in another case may mean it
+            folded.setdefault(local.lower(), {})[local] = None
         return (
             {k: tuple(v) for k, v in exact.items()},
             {k: tuple(v) for k, v in folded.items()},

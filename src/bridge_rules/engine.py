@@ -190,7 +190,10 @@ class Engine(Lookups):
         when ``jsonio.loads(body)`` would. :meth:`turn` also rewrites the answer.
         See docs/transform.md.
         """
-        return self.turn(body, model, env, cache=cache).outcome
+        from bridge_rules.transform.turn import rewrite_turn
+
+        runtime = self._turn_runtime(body, model, ())
+        return rewrite_turn(runtime, body, model, self._env(env), cache)[0]
 
     def turn(
         self,
@@ -212,8 +215,13 @@ class Engine(Lookups):
         This is what the proxy runs per request. Raises ``ValueError`` (a
         ``json.JSONDecodeError``) when ``body`` is not JSON; integers of any size are kept.
         """
-        from bridge_rules.transform.turn import start_turn
+        from bridge_rules.transform.turn import rewrite_turn, start_turn
 
+        runtime = self._turn_runtime(body, model, policy)
+        return start_turn(runtime, rewrite_turn(runtime, body, model, self._env(env), cache))
+
+    def _turn_runtime(self, body: bytes, model: str | None, policy: Iterable[str]) -> Runtime:
+        """The runtime a turn runs under, once its arguments are checked."""
         if not isinstance(body, bytes):
             raise TypeError(f"body must be bytes, not {type(body).__name__}")
         if model is not None:
@@ -224,7 +232,7 @@ class Engine(Lookups):
             _name(switch, "policy switch")
         if switches:
             runtime = runtime.narrowed(switches)
-        return start_turn(runtime, body, model, self._env(env), cache=cache)
+        return runtime
 
     def _scope(
         self,

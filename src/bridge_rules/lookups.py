@@ -65,7 +65,9 @@ class Lookups:
     # ----------------------------------------------------------- calls
     def outbound_call(self, name: str, arguments: Any, shapes: Shapes | None = None) -> ToolCall:
         """A local call in wire shape (name and arguments), as history replay sends it;
-        ``shapes``: the request's schema conversions (``OutboundResult.shapes``)."""
+        ``shapes``: the request's schema conversions (``OutboundResult.shapes``). Where
+        replay changes nothing the arguments are the caller's own object, as parts of the
+        payload ``outbound`` returns are: read them, copy before changing them."""
         return calls.outbound_call(self.runtime, _name(name), arguments, shapes)
 
     def inbound_call(

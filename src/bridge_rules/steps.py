@@ -31,6 +31,8 @@ class Step:
     exact: bool
     reads: tuple[str, ...] = ()
     writes: tuple[str, ...] = ()
+    needs: frozenset[str] | None = None
+    """Top-level keys without any of which ``run`` changes nothing (None: not declared)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"op": self.kind, "text": self.text, **self.span.to_dict()}

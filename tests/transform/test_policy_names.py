@@ -5,6 +5,7 @@ the request's switches. Each must be denied, reported on the turn and counted.""
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from pathlib import Path
@@ -367,3 +368,37 @@ def test_with_the_gate_shut_a_cached_conversation_goes_as_written_less_the_denie
     turn = e.turn(shut)
     assert turn.outcome.reused > 0
     assert json.loads(turn.body) == {**json.loads(shut), "tools": tools[:1]}
+
+
+def casings(word: str) -> list[str]:
+    """Every spelling of ``word`` in upper and lower case letters."""
+    return ["".join(p) for p in itertools.product(*({c.lower(), c.upper()} for c in word))]
+
+
+@pytest.mark.parametrize("local", ["find", "ls"])
+@pytest.mark.parametrize("sent", [(), ("bash",), ("bash", "find", "ls")])
+def test_a_local_name_in_another_case_is_denied_whatever_its_wire_name(
+    tmp_path: Path, local: str, sent: tuple[str, ...]
+) -> None:
+    """``find`` goes out as ``Glob`` and ``ls`` as ``mcp__pi__ls``: a call spelt as the
+    local name in another case (``FIND``, ``mcp__pi__FIND_ide``) may mean the denied tool
+    to an agent that folds case, so it never reaches the agent (found by the property test
+    on main db77154: ``MCP__PI__FIND`` passed)."""
+    e = engine(tmp_path, PI, f"  deny: [{local}]\n")
+    names = [
+        head + spelling + tail
+        for spelling in casings(local)
+        for head in ("", "mcp__pi__", "MCP__PI__", "Mcp__Pi__")
+        for tail in ("", "_ide", "_IDE")
+    ]
+    for name in names:
+        turn = e.turn(body(*sent))
+        out = turn.message(call(name))
+        assert [b["type"] for b in out["content"]] == ["text"], name
+        assert [d.name for d in turn.report.denied] == [name]
+        turn = e.turn(body(*sent))
+        assert calls_in(b"".join(turn.stream([stream(name)]))) == [], name
+    allowed = engine(tmp_path, PI, "  deny: [write]\n")  # the same spellings pass when allowed
+    for name in names:
+        out = allowed.turn(body(*sent)).message(call(name))
+        assert [b["type"] for b in out["content"]] == ["tool_use"], name

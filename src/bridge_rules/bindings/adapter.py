@@ -11,6 +11,8 @@ from pydantic import BaseModel
 
 from bridge_rules.bindings.describe import Rename, field_renamer
 from bridge_rules.bindings.ops import Compiled, OpError, compile_op
+from bridge_rules.bindings.ops.base import identity
+from bridge_rules.bindings.ops.fields import Rekey
 from bridge_rules.bindings.output import OutputPlan, compile_output
 from bridge_rules.diagnostics import Diagnostic, error
 from bridge_rules.model_bindings import Binding, op_kind
@@ -71,11 +73,45 @@ class Adapter:
 
 
 def history_converter(adapter: Adapter | None) -> Callable[[Any], Any] | None:
-    """:meth:`Adapter.to_wire` as a ``partial`` (no Python frame of its own: history replay
-    runs it once per ``tool_use`` of a request, issue 36), or None when nothing replays."""
-    if adapter is None or not adapter.history:
+    """:meth:`Adapter.to_wire` as history replay runs it, once per ``tool_use`` of a request
+    (issue 36), or None when nothing replays.
+
+    Equal arguments out, built with less: steps that do nothing (``identity``, the inverse
+    of ``drop``) are left out; a call that holds none of the keys the steps need (each
+    step's ``needs``) is handed back as it is, not copied; and a replay that is one
+    top-level rename builds the renamed dict in one comprehension. Replay's output is read,
+    never changed in place, so handing the arguments back is safe. Anything else is a
+    ``partial`` of :func:`run_steps`, which has no Python frame of its own."""
+    if adapter is None:
         return None
-    return partial(run_steps, adapter.history)
+    steps = tuple(s for s in adapter.history if s.run is not identity)
+    if not steps:
+        return None
+    only = steps[0].run
+    if len(steps) == 1 and isinstance(only, Rekey):
+        return partial(_renamed, only)
+    needs: set[str] = set()
+    for step in steps:
+        if step.needs is None:
+            return partial(run_steps, steps)
+        needs |= step.needs
+    return partial(_guarded, frozenset(needs), steps)
+
+
+def _renamed(rekey: Rekey, arguments: Any) -> Any:
+    if type(arguments) is dict:
+        return rekey.renamed(arguments)
+    if isinstance(arguments, dict):  # a subclass comes out a plain dict, as run_steps makes it
+        work = dict(arguments)
+        rekey(work)
+        return work
+    return arguments
+
+
+def _guarded(needs: frozenset[str], steps: tuple[Step, ...], arguments: Any) -> Any:
+    if type(arguments) is dict and needs.isdisjoint(arguments):
+        return arguments
+    return run_steps(steps, arguments)
 
 
 def _steps(
@@ -129,6 +165,7 @@ def compile_binding(
                     span=step.span,
                     run=compiled.inverse,
                     exact=step.exact,
+                    needs=compiled.inverse_needs,
                 )
             )
     else:

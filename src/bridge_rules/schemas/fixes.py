@@ -113,6 +113,8 @@ class NodeFixes:
         )
 
     def refused(self, s: dict[str, Any], ptr: str) -> None:
+        if not self.profile.has("describe-refused"):  # nothing is refused: once per node
+            return
         min_length_pattern(self.profile, s, ptr, self.note)
         exclusive_integers(self.profile, s, ptr, self.note)
         gone = [k for k in list(s) if k != "description" and self.profile.refused(k, s[k])]

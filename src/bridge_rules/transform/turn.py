@@ -109,35 +109,14 @@ class Turn:
         return out if self.marks is None else mark_stream_async(out, self.marks)
 
 
-def start_turn(
-    rt: Runtime,
-    body: bytes,
-    model: str | None = None,
-    env: Mapping[str, str] | None = None,
-    *,
-    cache: bool = True,
-    gc_pause: bool | None = None,
-) -> Turn:
-    """Rewrite ``body`` for the wire and get ready for its answer. Raises
-    ``jsonio.JSONDecodeError`` when the body is not JSON."""
-    outcome = None
-    if rt.rules.models.active and not _may_hold_mark(body):
-        # Issue 36: fit() would parse and walk the whole body only to find, most of the
-        # time, nothing to change. The rewrite parses the top-level fields anyway; from
-        # them, whether fit() would have changed anything is known, and only then is the
-        # request fitted and rewritten again (the cache is exact, so the bytes are alike).
-        outcome = rewrite_outbound_bytes(rt, body, model, env, cache=cache, gc_pause=gc_pause)
-        fitted: Fitted | None = None
-        refit, marks = _unfitted(rt.rules.models, model, outcome.fields)
-        if refit:
-            outcome = None
-    if outcome is None:
-        fitted, marks, body = fit_body(rt, body, model)
-        outcome = rewrite_outbound_bytes(rt, body, model, env, cache=cache, gc_pause=gc_pause)
-    if fitted is not None and fitted.rejected is not None and outcome.rejected is None:
-        outcome.rejected = fitted.rejected
-    if not outcome.gate_open and not outcome.policed:
-        outcome.body = body
+Request = tuple[OutboundBytes, Fitted | None, str | None]
+"""A turn's request half (:func:`rewrite_turn`): the body rewritten, the fit, and the model
+the answer is marked with."""
+
+
+def start_turn(rt: Runtime, request: Request) -> Turn:
+    """A turn whose request :func:`rewrite_turn` made, ready for its answer."""
+    outcome, fitted, marks = request
     scope = CallScope(
         rt,
         tuple(outcome.registered),
@@ -148,6 +127,33 @@ def start_turn(
         sent=(*outcome.registered, *outcome.dropped),
     )
     return Turn(outcome, scope, fitted, marks)
+
+
+def rewrite_turn(
+    rt: Runtime, body: bytes, model: str | None, env: Mapping[str, str] | None, cache: bool
+) -> Request:
+    """Rewrite ``body`` for the wire: the request half of a turn. ``Engine.outbound_bytes``
+    stops here, without the answer's scope (issue 36: a replayed turn's fixed cost).
+    Raises ``jsonio.JSONDecodeError`` when the body is not JSON."""
+    outcome = None
+    if rt.rules.models.active and not _may_hold_mark(body):
+        # Issue 36: fit() would parse and walk the whole body only to find, most of the
+        # time, nothing to change. The rewrite parses the top-level fields anyway; from
+        # them, whether fit() would have changed anything is known, and only then is the
+        # request fitted and rewritten again (the cache is exact, so the bytes are alike).
+        outcome = rewrite_outbound_bytes(rt, body, model, env, cache=cache)
+        fitted: Fitted | None = None
+        refit, marks = _unfitted(rt.rules.models, model, outcome.fields)
+        if refit:
+            outcome = None
+    if outcome is None:
+        fitted, marks, body = fit_body(rt, body, model)
+        outcome = rewrite_outbound_bytes(rt, body, model, env, cache=cache)
+    if fitted is not None and fitted.rejected is not None and outcome.rejected is None:
+        outcome.rejected = fitted.rejected
+    if not outcome.gate_open and not outcome.policed:
+        outcome.body = body
+    return outcome, fitted, marks
 
 
 def outbound_fitted(

@@ -33,6 +33,9 @@ class Compiled:
     inverse: Fn | None
     """Local -> wire for history replay; None when it cannot be derived (``why_not``)."""
     why_not: str | None = None
+    inverse_needs: frozenset[str] | None = None
+    """Top-level keys without any of which ``inverse`` leaves the arguments as they are (None:
+    not declared): history replay hands such a call's arguments back without copying them."""
     exact: bool
     """Whether the round trip gives back the same JSON (nothing reordered, defaulted, rounded)."""
     text: str

@@ -22,18 +22,37 @@ from bridge_rules.bindings.paths import MISSING, JsonPath, SimplePath
 from bridge_rules.steps import Fn
 
 
-def _rekey(mapping: dict[str, str]) -> Fn:
-    keys = frozenset(mapping)
+class Rekey:
+    """Top-level keys renamed in place, order kept: an operation (:data:`Fn`) that history
+    replay also recognises, to rename a call's arguments in one comprehension instead of a
+    copy and a rename in place (:func:`bridge_rules.bindings.adapter.history_converter`)."""
 
-    def run(work: dict[str, Any]) -> None:
-        if keys.isdisjoint(work):  # C-level scan; this runs once per replayed call
+    __slots__ = ("keys", "mapping")
+
+    def __init__(self, mapping: dict[str, str]) -> None:
+        self.mapping = mapping
+        self.keys = frozenset(mapping)
+
+    def __call__(self, work: dict[str, Any]) -> None:
+        if self.keys.isdisjoint(work):  # C-level scan; this runs once per replayed call
             return
         items = list(work.items())
         work.clear()
+        get = self.mapping.get
         for key, value in items:
-            work[mapping.get(key, key)] = value
+            work[get(key, key)] = value
 
-    return run
+    def renamed(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """A new dict with the keys renamed (the same keys, values and order as a copy run
+        through :meth:`__call__`), or ``arguments`` itself when no key is renamed."""
+        if self.keys.isdisjoint(arguments):
+            return arguments
+        get = self.mapping.get
+        return {get(key, key): value for key, value in arguments.items()}
+
+
+def _rekey(mapping: dict[str, str]) -> Fn:
+    return Rekey(mapping)
 
 
 def _move(src: SimplePath | JsonPath, dst: str) -> Fn:
@@ -83,6 +102,7 @@ class Rename(Operation[dict[str, str]]):
         return Compiled(
             forward=forward,
             inverse=inverse,
+            inverse_needs=frozenset(spec.values()) if flat else None,
             why_not=why,
             exact=True,
             text=text,
@@ -165,6 +185,7 @@ class Wrap(Operation[mb.WrapSpec]):
         return Compiled(
             forward=_wrap_fn(spec.into, spec.fields),
             inverse=_unwrap_fn(spec.into, back),
+            inverse_needs=frozenset([spec.into, *back]),
             exact=True,
             text=f"wrap {', '.join(spec.fields)} -> {spec.into}[] as {{{', '.join(back)}}}",
             reads=tuple(spec.fields),

@@ -158,14 +158,17 @@ class Scale(Operation[dict[str, float]]):
     def compile(cls, spec: dict[str, float], nested: CompileNested) -> Compiled:
         fwd: list[Fn] = []
         inv: list[Fn] = []
+        tops: set[str] = set()
         for key, factor in spec.items():
             path = field_path(key, "scale field")
             frac = Fraction(str(factor))
             fwd.append(_scaler(path, frac))
             inv.append(_scaler(path, 1 / frac))
+            tops.add(path.top)
         return Compiled(
             forward=sequence(fwd),
             inverse=sequence(inv),
+            inverse_needs=frozenset(tops),
             exact=True,
             text="scale " + ", ".join(f"{k} by {f:g}" for k, f in spec.items()),
             reads=tuple(spec),

@@ -229,8 +229,7 @@ class Session:
             if not self._connected:
                 await self._within(self.client.connect(), "start")
             messages = self._messages()
-            await self._replay(self.plan.lines[self.replayed : -1])
-            await self._send(self.plan.lines[-1])
+            await self._replay(self.plan.lines[self.replayed :], last=True)
             self._replaying = False
             async for event in self._answer(messages):
                 yield event
@@ -244,14 +243,26 @@ class Session:
             self._reader = self.client.receive_messages()
         return self._reader
 
-    async def _replay(self, lines: list[dict[str, Any]]) -> None:
-        """Append ``lines`` to the CLI's conversation, each user turn taken in before the
-        next line is written (written at once, the CLI reorders them)."""
+    async def _replay(self, lines: list[dict[str, Any]], last: bool = False) -> None:
+        """Append ``lines`` to the CLI's conversation (``last``: the final one starts the
+        model call, nothing is awaited after it).
+
+        The CLI appends an assistant line as soon as it reads it, but queues a user line
+        and takes it in a turn of its own (user lines queued together become one message),
+        so a user line ends each write and the next write waits for that turn's
+        ``result``: the assistant line after it goes out with the next user line. The
+        lines go straight to the transport, as the SDK's ``query()`` would write them;
+        the time a turn takes is the CLI's own (docs/claude-code-upstream.md)."""
         messages = self._messages()
-        for line in lines:
-            await self._send(line)
-            if line["type"] == "user":
-                await self._until_result(messages)
+        batch: list[dict[str, Any]] = []
+        for n, line in enumerate(lines, 1):
+            batch.append(line)
+            if line["type"] == "user" or n == len(lines):
+                data = "".join(json.dumps(one) + "\n" for one in batch)
+                batch = []
+                await self._within(self.process.write(data), "take the conversation")
+                if line["type"] == "user" and not (last and n == len(lines)):
+                    await self._until_result(messages)
         self.replayed += len(lines)
 
     async def prepare(self, lines: list[dict[str, Any]]) -> bool:
@@ -265,12 +276,6 @@ class Session:
             log.info("claude-code: a spare CLI did not take the history: %s", exc.message)
             return False
         return True
-
-    async def _send(self, line: dict[str, Any]) -> None:
-        async def one() -> AsyncIterator[dict[str, Any]]:
-            yield line
-
-        await self._within(self.client.query(one()), "take the conversation")
 
     async def _within(self, step: Any, what: str) -> Any:
         left = self._deadline - asyncio.get_running_loop().time()
