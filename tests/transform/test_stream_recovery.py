@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +28,20 @@ def rules(tmp_path_factory: pytest.TempPathFactory) -> Engine:
     return write_rules(tmp_path_factory.mktemp("rules"), RECOVER)
 
 
-def ev(name: str, data: object, eol: bytes = b"\n", named: bool = True) -> bytes:
+def ev(
+    name: str,
+    data: object,
+    eol: bytes = b"\n",
+    named: bool = True,
+    separators: tuple[str, str] | None = None,
+) -> bytes:
+    """One event; its JSON compact, or laid out with ``separators`` as ``json.dumps`` does."""
     head = b"event: " + name.encode() + eol if named else b""
-    return head + b"data: " + orjson.dumps(data) + eol + eol
+    if separators is None:
+        body = orjson.dumps(data)
+    else:
+        body = json.dumps(data, separators=separators, ensure_ascii=False).encode()
+    return head + b"data: " + body + eol + eol
 
 
 # Characters a text delta in CASES. 13 is prime, so tags straddle delta boundaries at
@@ -288,6 +300,29 @@ def test_refused_and_recovered_calls_stream_like_the_message(
     stream = sse(blocks, stop, step=4)
     expected = strict.inbound(assemble(stream), REGISTERED)
     assert assemble(run(strict, stream, list(range(cut, len(stream), cut)))) == expected
+
+
+# JSON layouts of the events: compact (the Anthropic API), json.dumps' default (gateways
+# that re-serialise in Python), and the tabs and spaces JSON also allows between tokens.
+LAYOUTS = [(",", ":"), (", ", ": "), (",\t", ":\t"), (" , ", " :  ")]
+
+
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    blocks=st.lists(BLOCKS, max_size=4),
+    layout=st.sampled_from(LAYOUTS),
+    cut=st.integers(1, 80),
+)
+def test_a_stream_in_any_json_layout_streams_like_the_message(
+    rules: Engine, blocks: list[Any], layout: tuple[str, str], cut: int
+) -> None:
+    """The byte-shape reads of both passes (tool and text starts) take any layout; the
+    oracle is the JSON message path on the same answer, and the compact stream's result."""
+    stream = sse(blocks, "end_turn", step=4, separators=layout)
+    expected = rules.inbound(assemble(stream), REGISTERED)
+    got = assemble(run(rules, stream, list(range(cut, len(stream), cut))))
+    assert got == expected
+    assert got == assemble(run(rules, sse(blocks, "end_turn", step=4)))
 
 
 @pytest.fixture(scope="module")

@@ -46,14 +46,17 @@ from bridge_rules.transform.framing import (
 from bridge_rules.transform.recover import RECOVERABLE_STOPS, TextScanner
 from bridge_rules.transform.second_recover import RecoveryPass
 from bridge_rules.transform.second_state import HeldText
-from bridge_rules.transform.shapes import TOOL_START
+from bridge_rules.transform.shapes import INDEX, TOOL_START, spaced_json
 
 _TEXT_START = re.compile(
-    rb'event: content_block_start\ndata: \{"type": ?"content_block_start", ?'
-    rb'"index": ?(0|[1-9][0-9]{0,8}), ?"content_block": ?\{"type": ?"text", ?"text": ?""\}\}\n\n'
+    spaced_json(
+        rb'event: content_block_start\ndata: ~\{~"type"~:~"content_block_start"~,~"index"~:~%s~,~'
+        rb'"content_block"~:~\{~"type"~:~"text"~,~"text"~:~""~\}~\}~\n\n'
+    )
+    % INDEX
 )
-"""An empty text block's start as Anthropic's endpoints write it (or with the spaces
-Python's ``json.dumps`` puts after ``:`` and ``,``): index."""
+"""An empty text block's start as Anthropic's endpoints write it, or with the spaces and
+tabs gateways that re-serialise the stream add (:func:`shapes.spaced_json`): index."""
 _START = b"content_block_start"
 _BLOCK_EVENTS = frozenset({"content_block_start", "content_block_delta", "content_block_stop"})
 

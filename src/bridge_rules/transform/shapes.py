@@ -30,12 +30,13 @@ BLOCK_KEY = b'"content_block"'
 other event does (a delta's type, ``"content_block_delta"``, has no quote after
 ``block``); ``bytes.find`` skips through text faster on it than on the event's name."""
 
-_INDEX = rb"(0|[1-9][0-9]{0,8})"
+INDEX = rb"(0|[1-9][0-9]{0,8})"
+"""An event's ``index`` as JSON writes it (no sign, no leading zero), captured."""
 _PLAIN = rb'[^"\\\x00-\x1f]*'
 _ESCAPED = _PLAIN + rb'(?:\\["\\/bfnrt]' + _PLAIN + rb")*"
 
 
-def _spaced(pattern: bytes) -> bytes:
+def spaced_json(pattern: bytes) -> bytes:
     """``pattern`` with the whitespace JSON allows in one line (spaces, tabs) wherever a
     ``~`` stands: around every ``{ } : ,`` and the value as a whole. The Anthropic API
     writes none, gateways that re-serialise with Python's ``json.dumps`` a space after
@@ -43,33 +44,33 @@ def _spaced(pattern: bytes) -> bytes:
     return pattern.replace(b"~", rb"[ \t]*")
 
 
-_START = _spaced(
+_START = spaced_json(
     rb'event: content_block_start\ndata: ~\{~"type"~:~"content_block_start"~,~"index"~:~%s~,~'
     rb'"content_block"~:~\{~"type"~:~"tool_use"~,~"id"~:~"(%s)"~,~"name"~:~"(%s)"~,~'
     rb'"input"~:~\{~\}~\}~\}~\n\n'
 )
-_DELTA = _spaced(
+_DELTA = spaced_json(
     rb'event: content_block_delta\ndata: ~\{~"type"~:~"content_block_delta"~,~"index"~:~%s~,~'
     rb'"delta"~:~\{~"type"~:~"input_json_delta"~,~"partial_json"~:~"%s"~\}~\}~\n\n'
 )
-_STOP = _spaced(
+_STOP = spaced_json(
     rb'event: content_block_stop\ndata: ~\{~"type"~:~"content_block_stop"~,~"index"~:~%s~\}~\n\n'
 )
 
-TOOL_START = re.compile(_START % (_INDEX, _PLAIN, _PLAIN))
+TOOL_START = re.compile(_START % (INDEX, _PLAIN, _PLAIN))
 """A ``tool_use`` start whose input streams after it: index, id, name."""
-ARGS_DELTA = re.compile(_DELTA % (_INDEX, rb"(" + _ESCAPED + rb")"))
+ARGS_DELTA = re.compile(_DELTA % (INDEX, rb"(" + _ESCAPED + rb")"))
 """An ``input_json_delta``: index, the bytes between the quotes of ``partial_json``."""
-STOP = re.compile(_STOP % _INDEX)
+STOP = re.compile(_STOP % INDEX)
 """A ``content_block_stop``: index."""
 WHOLE_CALL = re.compile(
-    _START % (_INDEX, _PLAIN, _PLAIN)
+    _START % (INDEX, _PLAIN, _PLAIN)
     + rb"((?:" + _DELTA % (rb"\1", _ESCAPED) + rb")*)"
     + _STOP % rb"\1"
 ).match  # fmt: skip
 """A whole call in one run: index, id, name, then the span of its argument deltas (all
 of the same index, like its stop)."""
-PIECES = re.compile(_spaced(rb'"partial_json"~:~"(%s)"~\}~\}~\n\n') % _ESCAPED).findall
+PIECES = re.compile(spaced_json(rb'"partial_json"~:~"(%s)"~\}~\}~\n\n') % _ESCAPED).findall
 """The pieces of input in a span of argument deltas, as bytes between quotes."""
 _STARTED = (
     b'event: content_block_start\ndata: {"type":"content_block_start","index":%d,'
