@@ -9,7 +9,8 @@ What an operator's tool does, as nginx and gunicorn do it:
   once, so a late connection is refused rather than left in a backlog nobody reads), let
   in-flight requests finish for up to the grace period, and exit 0. (uvicorn's own server
   re-raises the signal after its graceful shutdown, so a drained stop exited 143; ours
-  does not.)
+  does not.) A second SIGINT (Ctrl-C twice) quits at once; with ``--workers N`` only the
+  supervisor decides that, since a worker also gets its terminal's Ctrl-C.
 - **SIGHUP**: reload the rules. With one worker the new :class:`~bridge_rules.Engine` is
   built on a thread while requests go on, then swapped in with one assignment: a request
   holds the ``Turn`` of the engine it started with, so in-flight requests finish on the old
@@ -174,7 +175,11 @@ class Supervisor(Multiprocess):
     load (``check`` returns their hash, or raises), then passes SIGHUP to every worker.
     On SIGTERM/SIGINT it closes its copy of the listening socket first: the workers close
     theirs as they drain, so a connection made during the drain is refused by the system
-    rather than left unanswered in a backlog no worker reads."""
+    rather than left unanswered in a backlog no worker reads. Every worker is told to
+    drain with SIGTERM whichever of the two came: uvicorn's server takes a SIGINT that
+    follows another stop signal as "quit now", and a worker also gets its terminal's
+    Ctrl-C and uvicorn's own SIGTERM, in any order. A second SIGINT to the supervisor
+    (Ctrl-C twice) is that "quit now": the workers are killed, requests in flight cut."""
 
     def __init__(
         self, config: uvicorn.Config, sockets: list[socket.socket], check: Callable[[], str]
@@ -186,12 +191,18 @@ class Supervisor(Multiprocess):
             signal.signal(sig, self._drain_now)
 
     def _drain_now(self, sig: int, _frame: object) -> None:
+        if self.should_exit.is_set():
+            if sig == signal.SIGINT:
+                self._signal_workers(signal.SIGKILL)
+            return
         self._stop_listening()
+        self._signal_workers(signal.SIGTERM)  # each worker's /readyz turns 503 and it drains
+        self.should_exit.set()
+
+    def _signal_workers(self, sig: signal.Signals) -> None:
         for process in self.processes:
             if process.pid is not None and process.exitcode is None:
-                os.kill(process.pid, sig)  # each worker's /readyz turns 503 and it drains
-        self.signal_queue.append(sig)
-        self.should_exit.set()
+                os.kill(process.pid, sig)
 
     def handle_hup(self) -> None:
         try:
@@ -208,14 +219,6 @@ class Supervisor(Multiprocess):
                 os.kill(process.pid, signal.SIGHUP)
         event("serve.reload", rules_hash=rules_hash, previous=self.rules_hash)
         self.rules_hash = rules_hash
-
-    def handle_term(self) -> None:
-        self._stop_listening()
-        super().handle_term()
-
-    def handle_int(self) -> None:
-        self._stop_listening()
-        super().handle_int()
 
     def _stop_listening(self) -> None:
         for sock in self.sockets:

@@ -57,8 +57,14 @@ def worker_app() -> OpsApp:
 
 
 def _draining(proxy: ProxyApp, then: Callable[[int, Any], Any]) -> Callable[[int, Any], None]:
+    """SIGTERM and SIGINT both start the drain, and neither ends it: uvicorn's server takes
+    a SIGINT after a stop signal as "quit now", but a worker gets its terminal's Ctrl-C as
+    well as the supervisor's SIGTERM and uvicorn's own, in any order (Python can even run
+    one handler inside another). Quitting at once is the supervisor's call
+    (``lifecycle.Supervisor``)."""
+
     def handler(sig: int, frame: Any) -> None:
         proxy.draining = True
-        then(sig, frame)
+        then(signal.SIGTERM, frame)
 
     return handler
