@@ -20,11 +20,12 @@ call's id back twice, in the ``tool_use`` block of its history and in the
   and the original id comes back byte for byte. The sealed id keeps to Anthropic's
   ``^[a-zA-Z0-9_-]+$`` when the original does.
 
-An id that does not open (no marker, a bad tag, another key) is not sealed and passes
-as it is. Opening is cheap for any string a client can send: a length bound
-(:data:`MAX_SEALED_CHARS`) and the alphabet after the marker are checked before anything
-is decoded or hashed, so a forged id costs a scan of at most that many characters, and
-no character (non-ASCII, a lone surrogate) can make it raise.
+An id that does not open (no marker, a bad tag, another key, any spelling but the one
+:meth:`Sealer.seal` wrote) is not sealed and passes as it is. Opening is cheap for any
+string a client can send: a length bound (:data:`MAX_SEALED_CHARS`) and the alphabet
+after the marker are checked before anything is decoded or hashed, so a forged id costs
+a scan of at most that many characters, and no character (non-ASCII, a lone surrogate)
+can make it raise.
 """
 
 from __future__ import annotations
@@ -104,6 +105,10 @@ class Sealer:
         try:
             data = _unb32(body)
         except ValueError:
+            return None
+        # One spelling per seal: base32's last character carries bits the decoder drops,
+        # so without this check a seal with that character changed would open as well.
+        if _b32(data) != body:
             return None
         call_id = sealed[:at]
         # The tag is checked before anything is decompressed: only this key's output is.
