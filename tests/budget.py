@@ -5,7 +5,9 @@ profile scales that by its own ``max_examples`` against Hypothesis's 100:
 
 * ``dev`` (the default): 25%, at least 10 each, so ``pytest -m "not e2e"`` is a quick loop;
 * ``ci``: every example as written. The README's test command and ``.ci/run`` pass
-  ``--hypothesis-profile=ci``.
+  ``--hypothesis-profile=ci``;
+* ``deep``: ten times CI's, a longer search to run before a release (or after a change to
+  what a property covers).
 
 The profiles are registered in ``tests/conftest.py``. A property without its own budget
 gets the profile's ``max_examples`` directly, which is the same scale.

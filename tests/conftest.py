@@ -30,6 +30,8 @@ _ID_LIMIT = 60
 # 200 ms deadline fail examples that take a few ms when the machine is quiet.
 settings.register_profile("dev", max_examples=25, deadline=None)
 settings.register_profile("ci", max_examples=100, print_blob=True, deadline=None)
+# Ten times CI's examples, for a search before a release: `--hypothesis-profile=deep`.
+settings.register_profile("deep", max_examples=1000, print_blob=True, deadline=None)
 settings.load_profile("dev")
 
 
