@@ -24,6 +24,7 @@ import pytest
 from anthropic._streaming import SSEDecoder
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.budget import examples
 from tests.hostile.http_kit import REQUEST, proxies, upstream
 from tests.proxy import loopback
 from tests.proxy.canned import Canned
@@ -42,7 +43,9 @@ LABELS = [
     None,
 ]
 SETTINGS = settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(60),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 
 

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.budget import examples
 from tests.hostile.http_kit import status_of
 from tests.hostile.path_kit import char, send, tools_in, two_routes
 from tests.proxy.canned import Canned
@@ -52,7 +53,7 @@ def tools_upstream(up: Canned, since: int) -> set[str]:
     return set().union(*(tools_in(seen.body) for seen in up.seen[since:]))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=list(HealthCheck))
 @given(path=spelling())
 def test_no_spelling_takes_denied_tools_upstream_nor_gives_a_500(
     served: tuple[Canned, str], path: str
