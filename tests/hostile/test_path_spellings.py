@@ -94,3 +94,13 @@ def test_a_near_miss_under_a_route_is_a_404(served: tuple[Canned, str], path: st
     assert status_of(answer) == 404, answer[:300]
     assert b'"not_found_error"' in answer
     assert len(up.seen) == since
+
+
+def test_serve_answers_past_a_pipe_of_access_lines(served: tuple[Canned, str]) -> None:
+    """The kit's ``serve`` logs to a file. With its stderr a pipe nobody read, 64 KiB of
+    access lines (a dozen 8 kB paths here; 200 short ones under the deep profile) left both
+    workers blocked writing a line, and the next request hung."""
+    _, url = served
+    for _ in range(12):
+        assert status_of(post(url, "/r/strict/v1/messages/" + "x" * 8000)) == 404
+    assert status_of(post(url, "/r/strict/v1/messages")) == 200
