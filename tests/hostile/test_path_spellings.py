@@ -31,12 +31,19 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Canned, s
 
 @st.composite
 def slash(draw: st.DrawFn) -> str:
-    return draw(st.sampled_from(["/", "/", "//", "/./", "/x/../", "%2F", "%2f", "/%2E/", "/.%2E/"]))
+    """A spelling of one ``/``. Not ``/.%2E/``: that is ``/../``, which takes the segment
+    before it away (``/r/.%2E/strict/.%2E/v1/messages`` is ``/v1/messages``, the default
+    route's path); ``/x/.%2E/`` goes into ``x`` and back."""
+    return draw(st.sampled_from(
+        ["/", "/", "//", "/./", "/x/../", "%2F", "%2f", "/%2E/", "/x/.%2E/", "/x/%2e%2E/"]
+    ))  # fmt: skip
 
 
 @st.composite
 def spelling(draw: st.DrawFn) -> str:
-    out = draw(st.sampled_from(["/", "//", "/./"]))
+    # The request target in absolute form too (RFC 9112 3.2.2), which a server must accept.
+    out = draw(st.sampled_from(["", "", "", "http://127.0.0.1", "HTTP://x@127.0.0.1:1"]))
+    out += draw(st.sampled_from(["/", "//", "/./"]))
     for i, segment in enumerate(["r", "strict", "v1", "messages"]):
         if i:
             out += draw(slash())
@@ -82,6 +89,18 @@ def test_a_spelling_of_the_messages_path_is_that_path(
     assert status_of(post(url, path)) == 200
     assert [s.path for s in up.seen[since:]] == ["/v1/messages"]
     assert tools_upstream(up, since) == {"Read"}
+
+
+def test_a_dot_dot_segment_leaves_the_route(served: tuple[Canned, str]) -> None:
+    """``/.%2E/`` is ``/../``: this path's canonical form is ``/v1/messages``, the default
+    route's Messages path, rewritten by that route's rules (docs/proxy.md, Paths). The
+    property drew it as a spelling of the strict route's path, and failed at the deep
+    profile."""
+    up, url = served
+    since = len(up.seen)
+    assert status_of(post(url, "/r/.%2E/strict/.%2E/v1/messages")) == 200
+    assert [s.path for s in up.seen[since:]] == ["/v1/messages"]
+    assert tools_upstream(up, since) == {"Read", "Write", "Edit"}
 
 
 @pytest.mark.parametrize(
