@@ -12,15 +12,14 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-import re
 from collections.abc import AsyncIterator, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from tests.transform.spellings import COMMON, Spelling, data_of, spellings
 
 import bridge_rules
 from bridge_rules.transform.chunks import drive, drive_async
@@ -86,53 +85,12 @@ def test_the_core_is_made_on_the_first_pull_and_closed_once() -> None:
     assert [u.closed for u in made] == [1]
 
 
-def written(value: Any, escaped: frozenset[str]) -> str:
-    """JSON with each character of ``escaped`` in its strings (keys too) as a ``\\u``
-    escape, as any JSON writer may spell it."""
-    if isinstance(value, dict):
-        pairs = (f"{written(k, escaped)}:{written(v, escaped)}" for k, v in value.items())
-        return "{" + ",".join(pairs) + "}"
-    if isinstance(value, list):
-        return "[" + ",".join(written(v, escaped) for v in value) + "]"
-    if isinstance(value, str):
-        return '"' + "".join(f"\\u{ord(c):04x}" if c in escaped else json.dumps(c)[1:-1]
-                             for c in value) + '"'  # fmt: skip
-    return json.dumps(value)
-
-
-@dataclass(frozen=True)
-class Spelling:
-    """How an upstream writes its events, each way the SSE format and JSON allow."""
-
-    eol: bytes = b"\n"
-    space: bytes = b" "  # after a field's colon, which the format strips if present
-    escaped: frozenset[str] = frozenset()
-    lines: int = 1  # data lines an event's JSON is spread over, cut after its commas
-
-
-SPELLINGS = st.builds(
-    Spelling,
-    st.sampled_from([b"\n", b"\r\n", b"\r"]),
-    st.sampled_from([b" ", b""]),
-    st.frozensets(st.sampled_from("signaturemodelsth_"), max_size=4),
-    st.integers(1, 3),
-)
-
-
-def sse(events: list[dict[str, Any]], how: Spelling = Spelling()) -> bytes:
-    out = []
-    for e in events:
-        data = written(e, how.escaped).split(",")
-        cut = max(1, len(data) // how.lines)
-        parts = [",".join(data[i : i + cut]) for i in range(0, len(data), cut)]
-        lines = [b"event:" + how.space + e["type"].encode()]
-        lines += [b"data:" + how.space + part.encode() for part in (",\n".join(parts)).split("\n")]
-        out.append(how.eol.join(lines) + how.eol + how.eol)
-    return b"".join(out)
+def sse(events: list[dict[str, Any]], how: Spelling = COMMON) -> bytes:
+    return b"".join(how.event(e["type"], e) for e in events)
 
 
 def answer(
-    model: str, signatures: list[str], how: Spelling = Spelling()
+    model: str, signatures: list[str], how: Spelling = COMMON
 ) -> tuple[dict[str, Any], bytes]:
     blocks = [{"type": "thinking", "thinking": "hm", "signature": s} for s in signatures]
     message = {"type": "message", "model": model, "role": "assistant", "content": blocks}
@@ -160,24 +118,11 @@ def answer(
 SIG = st.text(alphabet="abcXYZ019+/=", min_size=1, max_size=12)
 
 
-def data_of(stream: bytes) -> list[Any]:
-    """Each event's data as JSON, read by the SSE format's rules written out here: lines end
-    at CRLF, LF or a lone CR, a blank line ends an event, its data lines are joined by LF."""
-    found, data = [], []
-    for line in re.split(rb"\r\n|\n|\r", stream):
-        if not line and data:
-            found.append(json.loads(b"\n".join(data)))
-            data = []
-        elif line.startswith(b"data:"):
-            data.append(line[6:] if line[5:6] == b" " else line[5:])
-    return found
-
-
 @given(
     st.sampled_from(["claude-a", "claude-b-1"]),
     st.lists(SIG, min_size=1, max_size=3),
     st.lists(st.integers(min_value=0), max_size=10),
-    SPELLINGS,
+    spellings("signaturemodelsth_"),
 )
 def test_marks_stream_as_the_message_is_marked(
     model: str, signatures: list[str], at: list[int], how: Spelling
