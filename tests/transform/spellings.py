@@ -47,12 +47,13 @@ class Spelling:
     escaped: frozenset[str] = frozenset()
     upper: bool = False  # the escapes' hex digits
     lines: int = 1  # data lines an event's JSON is spread over, cut after its commas
+    named: bool = True  # an ``event:`` line; without one, the data's type names the event
 
     def event(self, name: str, data: Any) -> bytes:
         parts = _between_values(written(data, self.escaped, self.upper))
         size = max(1, -(-len(parts) // self.lines))
         text = [",".join(parts[i : i + size]) for i in range(0, len(parts), size)]
-        lines = [b"event:" + self.space + name.encode()]
+        lines = [b"event:" + self.space + name.encode()] if self.named else []
         lines += [b"data:" + self.space + line.encode() for line in ",\n".join(text).split("\n")]
         return self.eol.join(lines) + self.eol + self.eol
 
@@ -81,6 +82,7 @@ def spellings(escapable: str = ESCAPABLE) -> st.SearchStrategy[Spelling]:
         st.frozensets(st.sampled_from(escapable), max_size=6),
         st.booleans(),
         st.integers(1, 3),
+        st.booleans(),
     )
 
 
