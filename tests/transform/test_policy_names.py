@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.transform.spellings import Spelling, data_of
 
 import bridge_rules
 from bridge_rules import mcpnames
@@ -46,11 +47,12 @@ def ev(data: dict[str, Any]) -> bytes:
     return f"event: {data['type']}\ndata: {json.dumps(data)}\n\n".encode()
 
 
-def stream(name: str) -> bytes:
+def stream(name: str, how: Spelling | None = None) -> bytes:
+    """A call to ``name``, as Anthropic writes it or as ``how`` says."""
     block = {"type": "tool_use", "id": "toolu_1", "name": name, "input": {}}
     delta = {"type": "input_json_delta", "partial_json": '{"command": "id"}'}
     return b"".join(
-        ev(d)
+        ev(d) if how is None else how.event(d["type"], d)
         for d in (
             {"type": "message_start", "message": {"id": "m", "role": "assistant", "content": []}},
             {"type": "content_block_start", "index": 0, "content_block": block},
@@ -402,3 +404,35 @@ def test_a_local_name_in_another_case_is_denied_whatever_its_wire_name(
     for name in names:
         out = allowed.turn(body(*sent)).message(call(name))
         assert [b["type"] for b in out["content"]] == ["tool_use"], name
+
+
+# ------------------------------------------------- the stream written another way
+ESCAPED = [  # (how the upstream writes the stream, the call's name)
+    (Spelling(escaped=frozenset("i")), "Bash"),  # "\u0069ndex", "\u0069d"
+    (Spelling(escaped=frozenset("_")), "Bash"),  # "tool\u005fuse", "content\u005fblock"
+    (Spelling(escaped=frozenset("a")), "Bash"),  # "B\u0061sh": the name itself
+    (Spelling(escaped=frozenset("B"), upper=True), "BASH"),  # "\u0042ASH"
+    (Spelling(escaped=frozenset("_"), named=False), "Bash"),  # no event: line to go by
+    (Spelling(eol=b"\r\n", space=b"", escaped=frozenset("n"), lines=2), "Bash"),
+]
+
+
+ESCAPED_IDS = ["key", "type", "name", "name-hex-upper", "unnamed-type", "crlf-two-lines"]
+
+
+@pytest.mark.parametrize(("how", "name"), ESCAPED, ids=ESCAPED_IDS)
+@pytest.mark.parametrize("agent", [PI, OPENCODE], ids=["pi", "opencode"])
+def test_a_denied_call_in_a_stream_written_with_escapes_is_denied(
+    tmp_path: Path, agent: str, how: Spelling, name: str
+) -> None:
+    """The passes read a stream's common shape from its bytes; a ``\\u`` escape in a key,
+    a type or the name made an event look like none of theirs, and it went on unjudged:
+    opencode ran ``Bash`` under ``deny: [bash]``."""
+    e = engine(tmp_path, agent, "  deny: [bash]\n")
+    raw = stream(name, how)
+    for size in (len(raw), 1, 7, 64):
+        turn = e.turn(body("read", "bash"))
+        out = data_of(b"".join(turn.stream([raw[i : i + size] for i in range(0, len(raw), size)])))
+        blocks = [d["content_block"] for d in out if d["type"] == "content_block_start"]
+        assert [b["type"] for b in blocks] == ["text"], size
+        assert [d.name for d in turn.report.denied] == [name], size

@@ -30,6 +30,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
+from tests.transform.spellings import COMMON, Spelling, data_of
+from tests.transform.spellings import spellings as upstream_spellings
 
 import bridge_rules
 from bridge_rules.engine import Engine
@@ -257,6 +259,8 @@ class Case:
     calls: list[str]
     form: str
     cuts: list[int]
+    how: Spelling
+    """How the upstream writes the stream (``form == "sse"``)."""
 
 
 @st.composite
@@ -272,6 +276,7 @@ def cases(draw: st.DrawFn) -> Case:
         draw(st.lists(call_names(agent), min_size=1, max_size=3)),
         draw(st.sampled_from(["json", "sse", "recovered"])),
         draw(st.lists(st.integers(1, 4000), max_size=6)),
+        draw(st.one_of(st.just(COMMON), upstream_spellings())),
     )
 
 
@@ -293,11 +298,12 @@ def engine(tmp: Path, agent: Agent, pol: Pol) -> Engine:
     return found
 
 
-def ev(data: dict[str, Any]) -> bytes:
-    return b"event: " + data["type"].encode() + b"\ndata: " + orjson.dumps(data) + b"\n\n"
+def stream(calls: list[str], how: Spelling) -> bytes:
+    def ev(data: dict[str, Any]) -> bytes:
+        if how == COMMON:  # as Anthropic writes it, byte for byte
+            return b"event: " + data["type"].encode() + b"\ndata: " + orjson.dumps(data) + b"\n\n"
+        return how.event(data["type"], data)
 
-
-def stream(calls: list[str]) -> bytes:
     out = ev({"type": "message_start", "message": {"id": "m", "role": "assistant", "content": []}})
     for i, name in enumerate(calls):
         block = {"type": "tool_use", "id": f"toolu_{i}", "name": name, "input": {}}
@@ -326,11 +332,10 @@ def delivered(turn: Any, case: Case) -> list[tuple[str, str]] | None:
         }
         out = turn.message({**message, "stop_reason": "end_turn"})
     else:
-        raw = stream(case.calls)
+        raw = stream(case.calls, case.how)
         cuts = sorted({c % len(raw) for c in case.cuts} | {0, len(raw)})
         chunks = [raw[a:b] for a, b in itertools.pairwise(cuts) if b > a]
-        data = [json.loads(line[6:]) for line in b"".join(turn.stream(chunks)).splitlines()
-                if line.startswith(b"data: ")]  # fmt: skip
+        data = data_of(b"".join(turn.stream(chunks)))
         if any(d["type"] == "error" for d in data):
             return None
         return [(d["content_block"]["id"], d["content_block"]["name"]) for d in data

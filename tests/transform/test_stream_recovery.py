@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.budget import examples
 from tests.transform.conftest import write_rules
+from tests.transform.spellings import Spelling
 
 from bridge_rules.engine import Engine
 from bridge_rules.transform.scope import CallScope
@@ -33,9 +34,14 @@ def ev(
     data: object,
     eol: bytes = b"\n",
     named: bool = True,
+    *,
     separators: tuple[str, str] | None = None,
+    how: Spelling | None = None,
 ) -> bytes:
-    """One event; its JSON compact, or laid out with ``separators`` as ``json.dumps`` does."""
+    """One event; its JSON compact, or laid out with ``separators`` as ``json.dumps`` does,
+    or written as ``how`` says."""
+    if how is not None:
+        return how.event(name, data)
     head = b"event: " + name.encode() + eol if named else b""
     if separators is None:
         body = orjson.dumps(data)
@@ -323,6 +329,53 @@ def test_a_stream_in_any_json_layout_streams_like_the_message(
     got = assemble(run(rules, stream, list(range(cut, len(stream), cut))))
     assert got == expected
     assert got == assemble(run(rules, sse(blocks, "end_turn", step=4)))
+
+
+# Escapes a JSON writer may use in a stream's text and keys: Go's encoding/json writes
+# < > & as \u003c \u003e \u0026, ensure_ascii writers every non-ASCII character.
+ESCAPES = st.builds(
+    Spelling,
+    st.sampled_from([b"\n", b"\r\n", b"\r"]),
+    st.sampled_from([b" ", b""]),
+    st.frozensets(st.sampled_from("<<<>&ü_tol"), min_size=1, max_size=3),
+    st.booleans(),
+    st.just(1),  # one data line an event: ``assemble`` reads a line at a time
+    st.booleans(),
+)
+
+
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(blocks=st.lists(BLOCKS, max_size=4), how=ESCAPES, cut=st.integers(1, 80))
+def test_a_stream_written_with_escapes_streams_like_the_message(
+    rules: Engine, blocks: list[Any], how: Spelling, cut: int
+) -> None:
+    """Both passes look for ``<`` and for keys in an event's bytes before parsing it; an
+    escaped ``<`` (``\\u003c``) or key must still be read. Oracle: the JSON message path
+    on the same answer, and the stream as Anthropic writes it."""
+    stream = sse(blocks, "end_turn", step=4, how=how)
+    expected = rules.inbound(assemble(stream), REGISTERED)
+    got = assemble(run(rules, stream, list(range(cut, len(stream), cut))))
+    assert got == expected
+    assert got == assemble(run(rules, sse(blocks, "end_turn", step=4)))
+
+
+def rewritten(stream: bytes, how: Spelling) -> bytes:
+    """A stream of :data:`CASES` (LF line ends, one data line an event) written as ``how``."""
+    events = [e.split(b"\n") for e in stream.split(b"\n\n")[:-1]]
+    return b"".join(how.event(e[0][7:].decode(), json.loads(e[1][6:])) for e in events)
+
+
+@pytest.mark.parametrize("name", [n for n in CASES if not n.startswith("CRLF")])
+@pytest.mark.parametrize("upper", [False, True])
+def test_a_case_written_as_go_writes_json_streams_like_the_message(
+    rules: Engine, name: str, upper: bool
+) -> None:
+    """Go's encoding/json writes < > & as \\u003c \\u003e \\u0026: text the agent reads
+    as a ``<tool_call>`` tag is recovered as it is when written plainly."""
+    stream = rewritten(CASES[name], Spelling(escaped=frozenset("<>&"), upper=upper))
+    expected = rules.inbound(assemble(stream), REGISTERED)
+    for cut in (1, 7, 64, len(stream)):
+        assert assemble(run(rules, stream, list(range(cut, len(stream), cut)))) == expected, cut
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,8 @@
 
 A request's ``tools[]`` are converted for the target on the way out; the same
 schema bytes always give the same conversion, so each distinct schema is
-converted once per rule set. The memo only ever gains whole entries or is
+converted once per rule set (values that write alike, NaN and null, are told apart by
+the entry's own schema). The memo only ever gains whole entries or is
 emptied; an entry never changes a byte. What a request's calls need to come back
 (the :class:`~bridge_rules.schemas.shape.Shape` of each tool it sent) belongs to
 that request, never to the book: a worker keeps nothing that changes an answer.
@@ -44,6 +45,11 @@ class SchemaBook:
         except (TypeError, ValueError):
             return None, convert(schema, self.profile)
         done = self._memo.get(key)
+        if done is not None and b"null" in key and done.original != schema:
+            # NaN and the infinities write as null too (a library caller's values, never a
+            # parsed body's): such a schema is not the one the entry was made from, though
+            # its bytes are, and gets its own conversion.
+            return key, convert(schema, self.profile)
         if done is None:
             if len(self._memo) >= MEMO_LIMIT:
                 self._memo = {}

@@ -11,8 +11,8 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from functools import partial
 from typing import Any
 
-from bridge_rules import jsonio
 from bridge_rules.transform.chunks import drive, drive_async
+from bridge_rules.transform.framing import Framed, Framer
 from bridge_rules.transform.model_fit import SEALED, mark
 
 
@@ -35,42 +35,43 @@ def mark_message(message: Any, asked: str | None) -> Any:
     return {**message, "content": blocks} if changed else message
 
 
+# Bytes an event must hold for the marker to read it; a ``\\u`` escape can spell any key or
+# type, so an event holding one is read too.
+_WORTH = (b"signature", b"message_start", b"redacted", b"\\u")
+
+
 class _Marker:
-    """SSE lines in, the same lines out with signatures marked; any chunking works."""
+    """SSE in, the same events out with their signatures marked; any chunking works.
+
+    The stream is cut by :class:`Framer` and each event's data read as JSON, as a client
+    reads them. A scanner of ``\\n``-ended lines that looked for ``signature`` as written
+    left a signature unmarked (so ``thinking.unknown`` decided it on the way out, not
+    ``thinking.foreign``) when the upstream ended lines with a lone CR (and held the whole
+    answer until its end), wrote a key or a type with a ``\\u`` escape
+    (``"\\u0073ignature"``), or spread an event's data over several ``data:`` lines, all of
+    which the SSE format and JSON allow. An event nothing marks goes on as received."""
 
     def __init__(self, asked: str | None) -> None:
         self.model = asked
-        self.rest = b""
+        self.framer = Framer()
 
     def feed(self, chunk: bytes) -> bytes:
-        data = self.rest + chunk
-        cut = data.rfind(b"\n") + 1
-        self.rest = data[cut:]
-        if cut == 0:
-            return b""
-        return b"".join(self._line(line) for line in data[:cut].splitlines(keepends=True))
+        run = self.framer.feed(chunk)
+        return b"" if run is None else self._run(run)
 
     def close(self) -> bytes:
-        rest, self.rest = self.rest, b""
-        return self._line(rest) if rest else b""
+        last, tail = self.framer.close()  # an unended event is the client's to drop: as is
+        return (b"" if last is None else self._run(last)) + tail
 
-    def _line(self, line: bytes) -> bytes:
-        if not line.startswith(b"data:") or (
-            b"signature" not in line and b"message_start" not in line and b"redacted" not in line
-        ):
-            return line
-        body = line[5:].strip()
-        try:
-            event = jsonio.loads(body)
-        except ValueError:
-            return line
-        if not isinstance(event, dict):
-            return line
-        changed = self._event(event)
-        if not changed:
-            return line
-        end = line[len(line.rstrip(b"\r\n")) :]
-        return b"data: " + jsonio.dumps(event) + end
+    def _run(self, run: Framed) -> bytes:
+        if all(run.find(word) < 0 for word in _WORTH):
+            return run
+        out = []
+        for event in run.events():
+            data = event.json()
+            changed = isinstance(data, dict) and self._event(data)
+            out.append(event.with_data(data).raw if changed else event.raw)
+        return b"".join(out)
 
     def _event(self, event: dict[str, Any]) -> bool:
         kind = event.get("type")

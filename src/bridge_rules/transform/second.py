@@ -46,7 +46,7 @@ from bridge_rules.transform.framing import (
 from bridge_rules.transform.recover import RECOVERABLE_STOPS, TextScanner
 from bridge_rules.transform.second_recover import RecoveryPass
 from bridge_rules.transform.second_state import HeldText
-from bridge_rules.transform.shapes import INDEX, TOOL_START, spaced_json
+from bridge_rules.transform.shapes import ESCAPE, INDEX, TOOL_START, spaced_json
 
 _TEXT_START = re.compile(
     spaced_json(
@@ -72,12 +72,12 @@ class SecondPass(RecoveryPass):
             if self.skim and self._quiet():
                 if type(piece) is Event:
                     raw = piece.raw
-                    if _START not in raw or self._kept(raw, 0, len(raw)):
+                    if (_START not in raw and ESCAPE not in raw) or self._kept(raw, 0, len(raw)):
                         out.append(piece)
                     else:
                         self._event(piece, out)
                     continue
-                if piece.whole:  # type: ignore[union-attr]
+                if piece.whole and piece.find(ESCAPE) < 0:  # type: ignore[union-attr]
                     self._skim(piece, out)  # type: ignore[arg-type]
                     continue
             for event in events_in(piece):
@@ -88,6 +88,7 @@ class SecondPass(RecoveryPass):
                     and not self._dropped
                     and b"content_block_start" not in raw
                     and b"message_" not in raw
+                    and ESCAPE not in raw
                 ):
                     out.append(event)
                 else:
@@ -176,7 +177,12 @@ class SecondPass(RecoveryPass):
         if self._refusing:
             return
         raw = event.raw
-        if b"message_start" not in raw and b"message_delta" not in raw and b'"index"' not in raw:
+        if (
+            b"message_start" not in raw
+            and b"message_delta" not in raw
+            and b'"index"' not in raw
+            and ESCAPE not in raw
+        ):
             out.append(event)
             return
         if self._plain_text(raw):

@@ -30,6 +30,12 @@ BLOCK_KEY = b'"content_block"'
 other event does (a delta's type, ``"content_block_delta"``, has no quote after
 ``block``); ``bytes.find`` skips through text faster on it than on the event's name."""
 
+ESCAPE = b"\\u"
+"""What makes an event's bytes say nothing: a JSON ``\\u`` escape can spell any key, type or
+name (``"\\u0069ndex"``, ``"tool\\u005fuse"``, ``"B\\u0061sh"``), so an event or a run
+holding one is parsed, as the agent will read it, before any pass looks for a word in its
+bytes or lets it go by them. The Anthropic API writes none outside text it streams."""
+
 INDEX = rb"(0|[1-9][0-9]{0,8})"
 """An event's ``index`` as JSON writes it (no sign, no leading zero), captured."""
 _PLAIN = rb'[^"\\\x00-\x1f]*'

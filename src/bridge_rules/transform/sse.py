@@ -40,6 +40,7 @@ from bridge_rules.transform.scope import CallScope
 from bridge_rules.transform.shapes import (
     ARGS_DELTA,
     BLOCK_KEY,
+    ESCAPE,
     PIECES,
     STOP,
     TOOL_START,
@@ -64,7 +65,7 @@ class CallPass(HeldCalls):
         if len(pieces) == 1:
             run = pieces[0]
             # Framed.whole, inlined: a property call per chunk is a tenth of what one costs
-            if type(run) is Framed and run._events is None and not run.cr:
+            if type(run) is Framed and run._events is None and not run.cr and run.find(ESCAPE) < 0:
                 look = 0
                 if not self._held:
                     look = run.find(BLOCK_KEY)
@@ -75,7 +76,7 @@ class CallPass(HeldCalls):
         for piece in pieces:
             if type(piece) is Event:
                 self._event(piece, out)
-            elif piece.whole:  # type: ignore[union-attr]
+            elif piece.whole and piece.find(ESCAPE) < 0:  # type: ignore[union-attr]
                 self._whole(piece, out)  # type: ignore[arg-type]
             else:
                 for event in piece.events():  # type: ignore[union-attr]
@@ -134,7 +135,7 @@ class CallPass(HeldCalls):
         held = self._held
         raw = event.raw
         if not held:
-            if _START not in raw or b"tool" not in raw:
+            if (_START not in raw or b"tool" not in raw) and ESCAPE not in raw:
                 out.append(event)
                 return
         elif self.fast and self._shaped(held, event, out):
