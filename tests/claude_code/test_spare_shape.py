@@ -16,6 +16,7 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.budget import examples
 
 from bridge_rules.proxy.claude_code.plan import plan
 from bridge_rules.proxy.claude_code.session import Policy, Session
@@ -61,14 +62,14 @@ def shapes(*bodies: dict[str, Any]) -> list[str]:
     return asyncio.run(build())
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(requests, messages)
 def test_the_conversation_is_not_part_of_the_shape(body: dict[str, Any], other: Any) -> None:
     a, b = shapes(body, {**body, "messages": other})
     assert a == b
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(requests, st.sampled_from(sorted(CHANGES)))
 def test_every_setting_the_cli_is_started_with_is(body: dict[str, Any], name: str) -> None:
     a, b = shapes(body, {**body, name: CHANGES[name]})

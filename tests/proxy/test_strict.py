@@ -8,6 +8,7 @@ import json
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.budget import examples
 
 from bridge_rules.proxy.strict import _plainly_read, event_problem
 from bridge_rules.transform.framing import framed
@@ -33,7 +34,7 @@ def event(draw: st.DrawFn) -> bytes:
     return b"event: " + name.encode() + b"\ndata: " + raw + b"\n\n"
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(event(), min_size=1, max_size=6))
 def test_the_quick_path_passes_only_what_each_event_passes(events: list[bytes]) -> None:
     run = framed(b"".join(events), False)
