@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 from tests.ports import free_port
 
@@ -26,31 +28,37 @@ def serving(*options: str, log: Path | None = None) -> Iterator[str]:
     port = free_port()
     cli = Path(sys.executable).with_name("bridge-rules")
     args = [str(cli), "serve", *options, "--port", str(port)]
-    sink = None if log is None else log.open("w")
-    err = subprocess.PIPE if sink is None else sink
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=err, text=True)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            if proc.poll() is not None:
-                said = log.read_text() if log else proc.stderr.read() if proc.stderr else ""
-                raise SetupError(f"bridge-rules serve exited: {said}")
-            try:
-                with urllib.request.urlopen(f"{url}/healthz", timeout=1) as reply:
-                    if reply.status == 200:
-                        break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise SetupError("bridge-rules serve did not answer /healthz") from None
-                time.sleep(0.1)
-        yield url
-    finally:
-        proc.terminate()
+    # Its output goes to files, never to a pipe nobody reads while it runs: a pipe holds
+    # 64 KiB, and some 200 access lines in (a deep hypothesis run) the server blocked on
+    # its next log write and stopped answering.
+    with (
+        tempfile.TemporaryFile("w+") as out,
+        log.open("w+") if log is not None else tempfile.TemporaryFile("w+") as sink,
+    ):
+        proc = subprocess.Popen(args, stdout=out, stderr=sink, text=True)
         try:
-            proc.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
-        if sink is not None:
-            sink.close()
+            yield _answering(proc, f"http://127.0.0.1:{port}", sink)
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def _answering(proc: subprocess.Popen[str], url: str, stderr: IO[str]) -> str:
+    """``url`` once the server answers ``/healthz``; SetupError with what it said if not."""
+    deadline = time.monotonic() + 30
+    while True:
+        if proc.poll() is not None:
+            stderr.seek(0)
+            raise SetupError(f"bridge-rules serve exited: {stderr.read()}")
+        try:
+            with urllib.request.urlopen(f"{url}/healthz", timeout=1) as reply:
+                if reply.status == 200:
+                    return url
+        except OSError:
+            if time.monotonic() > deadline:
+                raise SetupError("bridge-rules serve did not answer /healthz") from None
+            time.sleep(0.1)
