@@ -20,7 +20,6 @@ from hypothesis import strategies as st
 from servers import running_app
 from tests.budget import examples
 from tests.proxy import loopback
-from tests.proxy.canned import Canned
 
 from bridge_rules.proxy import ProxyConfig, create_app, obs
 from bridge_rules.proxy.obs import ACCESS_LOGGER, AccessRecord, configure_logging
@@ -238,16 +237,3 @@ def test_a_full_buffer_is_written_without_waiting_for_the_turn(
         return len(served.getvalue().splitlines())
 
     assert asyncio.run(burst()) == obs.MAX_PENDING
-
-
-def test_serve_run_by_the_tests_answers_past_a_pipes_worth_of_access_lines() -> None:
-    """The tests' ``serving`` helper: a deep hypothesis run sent some 200 requests to one
-    server, whose access lines then filled the 64 KiB pipe nobody read, and it stopped
-    answering (a TimeoutError that looked like a dispatch bug). 2 kB paths: 130 kB of
-    lines in 64 requests."""
-    from serve_process import serving
-
-    with Canned() as up, serving("--upstream", up.url) as url:
-        for n in range(64):
-            answer = loopback.get(f"{url}/v1/models/{n}{'x' * 2000}", timeout=10)
-            assert answer.status_code == 200, (n, answer.text[:200])
