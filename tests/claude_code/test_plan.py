@@ -166,10 +166,11 @@ def test_an_mcp_name_is_split_as_the_cli_reads_it_at_its_first_separator() -> No
 
     from hypothesis import given, settings
     from hypothesis import strategies as st
+    from tests.budget import examples
 
     reference = re.compile(r"^mcp__([A-Za-z0-9_-]+?)__([A-Za-z0-9_-]+)$")
 
-    @settings(max_examples=400, deadline=None)
+    @settings(max_examples=examples(400), deadline=None)
     @given(st.text("ab_-.", max_size=12))
     def check(rest: str) -> None:
         wire = "mcp__" + rest

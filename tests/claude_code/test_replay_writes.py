@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from line_by_line import LineByLine
 from scripted import ScriptedEndpoint, done
 from test_spares import per_run_out
+from tests.budget import examples
 
 from bridge_rules.proxy.claude_code import bundled_claude
 from bridge_rules.proxy.claude_code.plan import plan
@@ -94,7 +95,7 @@ def _sent(
 
 
 @settings(
-    max_examples=12,
+    max_examples=examples(12),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -107,7 +108,7 @@ def test_the_batched_replay_sends_what_line_by_line_sent(
 
 
 @settings(
-    max_examples=3,
+    max_examples=examples(3),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

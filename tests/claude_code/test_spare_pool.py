@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.budget import examples
 
 from bridge_rules.proxy.claude_code.spares import Spares
 
@@ -82,7 +83,7 @@ async def _session(limit: int, moving: bool, prepare: bool, turns: int) -> list[
     return found
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(
     limit=st.integers(2, 4),
     moving=st.booleans(),

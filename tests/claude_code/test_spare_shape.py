@@ -16,6 +16,7 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.budget import examples
 
 from bridge_rules.proxy.claude_code.plan import plan
 from bridge_rules.proxy.claude_code.session import Policy, Session
@@ -38,14 +39,30 @@ requests = st.fixed_dictionaries(
         "tools": tools,
         "messages": messages,
     },
-    optional={"temperature": st.floats(0, 1)},
+    optional={
+        "temperature": st.floats(0, 1),
+        "top_p": st.floats(0, 1),
+        "top_k": st.integers(1, 500),
+        "stop_sequences": st.lists(text, max_size=2),
+        "thinking": st.sampled_from([{"type": "disabled"}, {"type": "adaptive"}]),
+        "metadata": st.fixed_dictionaries({"user_id": text}),
+        "tool_choice": st.sampled_from([{"type": "auto"}, {"type": "none"}]),
+    },
 )
+# One value for each field docs/claude-code-upstream.md#spares-no-start-up-wait names as
+# part of the shape, none of which ``requests`` draws.
 CHANGES: dict[str, Any] = {
     "model": "claude-haiku-4-5",
     "max_tokens": 64001,
     "system": "another system prompt",
     "tools": [{"name": "Write", "input_schema": {"type": "object"}}],
     "temperature": 1.5,
+    "top_p": 1.5,
+    "top_k": 501,
+    "stop_sequences": ["", "", ""],
+    "thinking": {"type": "enabled", "budget_tokens": 2048},
+    "metadata": {"user_id": ""},
+    "tool_choice": {"type": "any"},
 }
 
 
@@ -61,18 +78,32 @@ def shapes(*bodies: dict[str, Any]) -> list[str]:
     return asyncio.run(build())
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(requests, messages)
 def test_the_conversation_is_not_part_of_the_shape(body: dict[str, Any], other: Any) -> None:
     a, b = shapes(body, {**body, "messages": other})
     assert a == b
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(requests, st.sampled_from(sorted(CHANGES)))
 def test_every_setting_the_cli_is_started_with_is(body: dict[str, Any], name: str) -> None:
     a, b = shapes(body, {**body, name: CHANGES[name]})
     assert a != b
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(requests, st.sampled_from(["description", "input_schema"]), st.data())
+def test_every_tool_definition_is(body: dict[str, Any], part: str, data: st.DataObject) -> None:
+    """A tool's description and schema, not only its name: the in-process MCP tools."""
+    tools = body["tools"] or [{"name": "search_docs", "input_schema": {"type": "object"}}]
+    body = {**body, "tools": tools}
+    at = data.draw(st.integers(0, len(tools) - 1))
+    value = "another description" if part == "description" else {"type": "object", "x": 1}
+    changed = [*tools[:at], {**tools[at], part: value}, *tools[at + 1 :]]
+    a, b = shapes(body, {**body, "tools": changed})
+    # a built-in (Bash, Read) goes to the CLI by name only: its definition is not the CLI's
+    assert (a != b) == (tools[at]["name"] not in ("Bash", "Read")), (tools[at], part)
 
 
 def test_a_spare_built_without_messages_has_the_request_s_shape() -> None:

@@ -9,6 +9,7 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.budget import examples
 
 from bridge_rules.proxy.coalesce import JOIN_LIMIT, HeldHead
 
@@ -66,7 +67,7 @@ async def _play(plan: list[Step], close: bool) -> tuple[Recorder, list[bytes]]:
     return real, written
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(steps, st.booleans())
 def test_the_socket_gets_every_byte_in_order_and_nothing_stays_held(
     plan: list[Step], close: bool

@@ -24,6 +24,7 @@ from urllib.parse import unquote
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from tests.budget import examples
 from tests.hostile.http_kit import READ_CALL, status_of
 from tests.hostile.path_kit import ROUTES, char, send, two_routes
 from tests.hostile.path_kit import tools_in as upstream_tools
@@ -165,7 +166,7 @@ def spelling(draw: st.DrawFn) -> str:
     return out + draw(st.sampled_from([""] * 6 + ["/", "%2F", ";x", "/."]))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=list(HealthCheck))
 @given(method=st.sampled_from(["GET", "POST"]), raw=spelling(), routed=st.booleans())
 def test_spellings_are_dispatched_as_main_dispatched_them(
     request: pytest.FixtureRequest, method: str, raw: str, routed: bool

@@ -21,6 +21,7 @@ import httpx
 from fake_upstream import FakeUpstream
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.budget import examples
 from tests.proxy import loopback
 from tests.proxy.clientkeys import Keys, anthropic_error, assert_no_leak
 from tests.proxy.test_serve_signals import REQUEST, serving
@@ -116,7 +117,7 @@ def test_the_counter_file_never_lets_more_in_than_the_limit(tmp_path: Path) -> N
     assert Counters(path).in_flight("team") == (0, 0)  # every acquire released
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     st.lists(st.tuples(st.sampled_from(["a", "b"]), st.booleans(), st.booleans()), max_size=40),
     st.integers(0, 3),

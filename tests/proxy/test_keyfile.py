@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.budget import examples
 from tests.proxy.test_proxy_cli import BIN
 
 from bridge_rules.proxy.keyfile import KeysError, keys_problems, read_keys
@@ -55,7 +56,9 @@ NAMES = st.lists(st.from_regex(r"[a-z][a-z0-9_.-]{0,12}", fullmatch=True), min_s
 
 
 @settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(25),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(names=NAMES, data=st.data())
 def test_revoking_leaves_exactly_the_other_keys(

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.budget import examples
 from typer.testing import CliRunner
 
 from bridge_rules.cli import serve_cmd  # noqa: F401 - registers serve
@@ -186,7 +187,9 @@ def _mistaken_files(draw: st.DrawFn) -> tuple[str, list[tuple[int, str]]]:
 
 
 @settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(40),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(case=_mistaken_files())
 def test_a_file_with_several_mistakes_reports_each_once_at_its_line_in_one_run(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.budget import examples
 
 from bridge_rules.proxy.stream import StreamWatch
 from bridge_rules.transform.framing import Event, framed, split
@@ -44,7 +45,7 @@ def oracle(run: bytes, cr: bool) -> tuple[bool, bool]:
     return "message_stop" in kinds, "error" in kinds
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(events(), min_size=1, max_size=8), st.booleans())
 def test_the_watch_sees_what_reading_every_event_sees(parts: list[bytes], crlf: bool) -> None:
     data = b"".join(parts)

@@ -33,9 +33,15 @@ from bridge_rules.transform.framing import NOT_JSON, Event, Framed
 
 BOM = b"\xef\xbb\xbf"
 _LINES = msgspec.json.Decoder().decode_lines
-"""jsonio's reader (msgspec), one value a line: a run of events is parsed in one call."""
+"""jsonio's reader (msgspec) of values one after another: a run of events is parsed in one
+call (it does not keep a value to its line: :data:`_DATA_LINES` does)."""
 _EVENT_LINES = re.compile(r"event: [^\n]*(?:\nevent: [^\n]*)*")
-_DATA_LINES = re.compile(r"data: [^\n]*(?:\ndata: [^\n]*)*")
+_DATA_LINES = re.compile(r"data: \{[^\n]*\}(?:\ndata: \{[^\n]*\})*")
+"""Each line ``{...}``: :data:`_LINES` reads values whatever the line ends, so a line may
+hold two (``{..}{..}``), a value may run on to the next line, and a blank line holds none.
+A line ending ``}`` and the next beginning ``{`` cannot be inside one value (in JSON a
+``}`` is followed by ``,``, ``}``, ``]`` or the end), so with every line holding one or
+more values, N values for N lines is one value a line, as each event reads its own."""
 JSON_TYPES = frozenset({"application/json"})
 _WHY = "; with a tool policy on, bridge-rules passes on only answers it can read"
 
