@@ -53,7 +53,9 @@ def serving(
 
 
 def _wait_healthy(proc: subprocess.Popen[str], said: IO[str], url: str) -> None:
-    deadline = time.monotonic() + 30
+    # A setup bound, not a measure: two workers each starting Claude Code spares took over
+    # 30 s on the 2-core machine with the suite and four other test runs beside it.
+    deadline = time.monotonic() + 90
     while True:
         if proc.poll() is not None:
             said.seek(0)
