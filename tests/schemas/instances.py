@@ -229,5 +229,15 @@ def declared_only(schema: Any, root: bool = True) -> Any:
         if isinstance(schema.get(key), dict):
             out[key] = {n: declared_only(v, False) for n, v in schema[key].items()}
     if (root or schema.get("properties")) and schema.get("type") in ("object", None):
-        out["additionalProperties"] = False
+        parts = [p for k in ("anyOf", "oneOf", "allOf") for p in schema.get(k) or []]
+        if root and parts:
+            # The root's keys are its union's or allOf's too (the target merges them into one
+            # object): ``additionalProperties: false`` here would refuse each of those keys,
+            # and every call of a union root would be discarded before it was checked.
+            named = [schema, *(p for p in parts if isinstance(p, dict))]
+            names = {n for p in named if isinstance(p.get("properties"), dict)
+                     for n in p["properties"]}  # fmt: skip
+            out["propertyNames"] = {"enum": sorted(names)}
+        else:
+            out["additionalProperties"] = False
     return out
