@@ -198,7 +198,7 @@ class _Walk(NodeFixes):
         if "items" in s and not isinstance(s["items"], list):
             s["items"], got = self.node(s["items"], f"{ptr}/items", refs)
             items = None if got.identity else got
-        elif p.has("untyped-as-json") and "items" not in s and kinds(s) == {"array"}:
+        elif p.has("untyped-as-json") and "items" not in s and _says_array(s):
             s["items"], items = self.json_text({}, f"{ptr}/items", "", "untyped-as-json")
         if isinstance(s.get("anyOf"), list):
             out, shapes = [], []
@@ -220,6 +220,17 @@ class _Walk(NodeFixes):
             items=items,
             branches=branches,
         )
+
+
+def _says_array(schema: dict[str, Any]) -> bool:
+    """Whether the node's own ``type`` names an array, so its untyped items are its own to
+    type. A node that is an array only through its ``anyOf`` branches or its ``enum`` or
+    ``const`` values is not: the branches type their own items (each walked by itself) and
+    the values are whole arrays, so items of JSON text beside them were a second constraint
+    that every array they allow failed but an array of strings, whose items then came back
+    parsed (``["1"]`` restored as ``[1]``)."""
+    kind = schema.get("type")
+    return kind == "array" or (isinstance(kind, list) and "array" in kind)
 
 
 def _keys(schema: Any) -> frozenset[str] | None:
