@@ -112,6 +112,13 @@ ARRAYS_TYPED_ELSEWHERE = [
         ]}}},
         [{"v": [1, 2]}, {"v": ["1", "true", "x"]}, {"v": []}],
     ),
+    (  # a list goes to the branch whose items it holds: here, the one sent as JSON text
+        {"type": "object", "required": ["v"], "properties": {"v": {"anyOf": [
+            {"type": "array", "items": {"type": "integer"}},
+            {"type": "array", "items": {"type": "array"}},
+        ]}}},
+        [{"v": [[None]]}, {"v": [1]}, {"v": [[1, "a"], []]}],
+    ),
     (
         {"type": "object", "required": ["v"], "properties": {"v": {"enum": [[1], [2, 3]]}}},
         [{"v": [1]}, {"v": [2, 3]}],

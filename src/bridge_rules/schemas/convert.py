@@ -205,7 +205,8 @@ class _Walk(NodeFixes):
             for i, branch in enumerate(s["anyOf"]):
                 new, got = self.node(branch, f"{ptr}/anyOf/{i}", refs)
                 out.append(new)
-                shapes.append(_with_kinds(got, kinds(branch), kinds(new), _keys(branch)))
+                shape = _with_kinds(got, kinds(branch), kinds(new), _keys(branch))
+                shapes.append(_with_item_kinds(shape, new))
             s["anyOf"] = out
             if any(not b.identity for b in shapes):
                 branches = tuple(shapes)
@@ -231,6 +232,19 @@ def _says_array(schema: dict[str, Any]) -> bool:
     parsed (``["1"]`` restored as ``[1]``)."""
     kind = schema.get("type")
     return kind == "array" or (isinstance(kind, list) and "array" in kind)
+
+
+def _with_item_kinds(shape: Shape, new: Any) -> Shape:
+    """A union branch's items' kinds on each side, so that a list goes to the branch whose
+    items it holds, as a dict goes by its keys: by kinds alone, every list went to the
+    first array branch, and ``[[null]]`` left for the wire unconverted past a branch of
+    arrays of integers when the arrays-of-arrays branch sent its inner items as JSON text."""
+    items = new.get("items") if isinstance(new, dict) else None
+    if not isinstance(items, dict):
+        return shape
+    wire = kinds(items)
+    own = shape.items.kinds if shape.items is not None else wire
+    return dataclasses.replace(shape, item_kinds=own, wire_item_kinds=wire)
 
 
 def _keys(schema: Any) -> frozenset[str] | None:
