@@ -1,9 +1,9 @@
 """Hypothesis strategies: tool schemas with the features conversions handle, and instances.
 
 ``schemas()`` draws object schemas with optional and nullable fields, open maps,
-untyped values, enums of mixed types, ``const``, ``$ref`` into ``$defs`` (also
-recursive), ``oneOf``, draft-04 exclusive bounds and root unions with a
-discriminator. ``instances(schema)`` draws values for a schema; the tests keep
+untyped values, enums of mixed types (and of arrays), ``const``, unions of arrays,
+``$ref`` into ``$defs`` (also recursive), ``oneOf``, draft-04 exclusive bounds and root
+unions with a discriminator. ``instances(schema)`` draws values for a schema; the tests keep
 only the ones a validator accepts, so the property is over valid instances.
 ``as_json_schema`` reads Gemini's ``nullable`` as JSON Schema, to validate against.
 """
@@ -47,6 +47,18 @@ def _leaf() -> st.SearchStrategy[dict[str, Any]]:
         st.just({"$ref": "#/$defs/tree"}),
         st.just({"oneOf": [{"type": "string"}, {"type": "integer"}]}),
         st.just({"anyOf": [{"type": "string"}, {"type": "null"}]}),
+        # arrays typed by their own ``type`` (with null), by union branches, by values
+        st.just({"type": ["array", "null"]}),
+        st.just(
+            {
+                "anyOf": [
+                    {"type": "array", "items": {"type": "integer"}},
+                    {"type": "array", "items": {"type": "array"}},
+                ]
+            }
+        ),
+        st.just({"enum": [[1], ["a", None], []]}),
+        st.just({"const": ["x"]}),
     )
 
 
