@@ -1,7 +1,8 @@
 """Hypothesis strategies: tool schemas with the features conversions handle, and instances.
 
 ``schemas()`` draws object schemas with optional and nullable fields, open maps,
-untyped values, enums of mixed types (and of arrays), ``const``, unions of arrays,
+untyped values, enums of mixed types (and of arrays), ``const``, unions of arrays, unions of
+constraints on a typed node (``{required: [a]}`` branches, nested too),
 ``$ref`` into ``$defs`` (also recursive), ``oneOf``, draft-04 exclusive bounds and root
 unions with a discriminator. ``instances(schema)`` draws values for a schema; the tests keep
 only the ones a validator accepts, so the property is over valid instances.
@@ -59,6 +60,9 @@ def _leaf() -> st.SearchStrategy[dict[str, Any]]:
         ),
         st.just({"enum": [[1], ["a", None], []]}),
         st.just({"const": ["x"]}),
+        # a union of constraints on the node's own type (no type in the branches)
+        st.just({"type": "string", "anyOf": [{"minLength": 2}, {"format": "uri"}]}),
+        st.just({"type": "integer", "anyOf": [{"minimum": 5}, {"maximum": 0}]}),
     )
 
 
@@ -80,10 +84,18 @@ def _object(children: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any
     )
 
 
+def _either_required(schema: dict[str, Any]) -> dict[str, Any]:
+    """An object that needs at least one of its first two properties (``anyOf`` of required)."""
+    names = list(schema["properties"])[:2]
+    return {**schema, "anyOf": [{"required": [n]} for n in names]}
+
+
 _NODE = st.recursive(
     _leaf(),
     lambda inner: st.one_of(
-        _object(inner), st.builds(lambda i: {"type": "array", "items": i}, inner)
+        _object(inner),
+        _object(inner).map(_either_required),
+        st.builds(lambda i: {"type": "array", "items": i}, inner),
     ),
     max_leaves=8,
 )
@@ -120,12 +132,6 @@ def _union(variants: list[dict[str, Any]]) -> dict[str, Any]:
     return {"oneOf": tagged}
 
 
-def _either_required(schema: dict[str, Any]) -> dict[str, Any]:
-    """An object that needs at least one of its first two properties (``anyOf`` of required)."""
-    names = list(schema["properties"])[:2]
-    return {**schema, "anyOf": [{"required": [n]} for n in names]}
-
-
 def _all_of(parts: list[dict[str, Any]]) -> dict[str, Any]:
     return {"allOf": parts}
 
@@ -159,7 +165,7 @@ def instances(schema: Any, root: Any, depth: int = 0) -> st.SearchStrategy[Any]:
             "required": [r for p in parts for r in p.get("required", [])],
         }
         return instances(merged, root, depth)
-    if "properties" in schema and ("anyOf" in schema or "oneOf" in schema):
+    if ("properties" in schema or "type" in schema) and ("anyOf" in schema or "oneOf" in schema):
         own = {k: v for k, v in schema.items() if k not in ("anyOf", "oneOf")}
         return instances(own, root, depth)
     if "const" in schema:

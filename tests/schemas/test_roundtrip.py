@@ -145,3 +145,32 @@ def test_arrays_typed_by_their_branches_or_values_cross_unchanged(
         _cross(target, schema, value)
         done = convert(schema, profile(target))
         assert done.shape.restore(value) == value  # the model wrote it as the agent's schema says
+
+
+# A union of constraints on a node's own type: its branches take the node's type, and
+# were sent as JSON text (an object with anyOf of required could then take no value).
+CONSTRAINT_UNIONS = [
+    (
+        {"type": "object", "required": ["v"], "properties": {"v": {
+            "type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+            "anyOf": [{"required": ["a"]}, {"required": ["b"]}]}}},
+        [{"v": {"a": "x"}}, {"v": {"b": "y", "a": "x"}}],
+    ),
+    (
+        {"type": "object", "properties": {"v": {
+            "type": "string", "anyOf": [{"minLength": 3}, {"format": "date"}]}}},
+        [{"v": "2020-01-01"}, {"v": "abc"}, {}],
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize(("schema", "values"), CONSTRAINT_UNIONS)
+def test_a_union_of_constraints_keeps_its_node_s_type(
+    target: str, schema: dict[str, Any], values: list[Any]
+) -> None:
+    done = convert(schema, profile(target))
+    assert "JSON text" not in json.dumps(done.schema)
+    for value in values:
+        assert _valid(schema, value)
+        _cross(target, schema, value)

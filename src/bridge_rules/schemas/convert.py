@@ -15,7 +15,7 @@ from typing import Any
 from bridge_rules.jsonio import dumps
 from bridge_rules.schemas.budget import BUDGET_NOTE, MAX_INLINED_BYTES, MAX_INLINED_NODES, budget
 from bridge_rules.schemas.fixes import UNION as _UNION
-from bridge_rules.schemas.fixes import NodeFixes, escape_pointer
+from bridge_rules.schemas.fixes import NodeFixes, constraints, escape_pointer
 from bridge_rules.schemas.merge import (
     flatten_union,
     fold_all_of,
@@ -200,7 +200,9 @@ class _Walk(NodeFixes):
             items = None if got.identity else got
         elif p.has("untyped-as-json") and "items" not in s and _says_array(s):
             s["items"], items = self.json_text({}, f"{ptr}/items", "", "untyped-as-json")
-        if isinstance(s.get("anyOf"), list):
+        if constraints(s):
+            self.constraint_union(s, ptr)
+        elif isinstance(s.get("anyOf"), list):
             out, shapes = [], []
             for i, branch in enumerate(s["anyOf"]):
                 new, got = self.node(branch, f"{ptr}/anyOf/{i}", refs)
