@@ -46,13 +46,22 @@ def test_anything_else_does_not_open(value: str) -> None:
     assert SEALER.open(value + MARK + "1" + "a" * 40) is None
 
 
-@given(call_id=ids, payload=st.binary(min_size=1, max_size=300), at=st.integers(min_value=0))
-def test_a_changed_character_breaks_the_seal(call_id: str, payload: bytes, at: int) -> None:
+@given(
+    call_id=ids,
+    payload=st.binary(min_size=1, max_size=300),
+    at=st.integers(min_value=0),
+    char=st.sampled_from("abcdefghijklmnopqrstuvwxyz234567ABZ01_-"),
+)
+def test_a_changed_character_breaks_the_seal(
+    call_id: str, payload: bytes, at: int, char: str
+) -> None:
+    """Any one character changed, anywhere, to any character of the id's alphabet: the
+    seal does not open. (It used to allow a change that opened to the same payload, which
+    let base32's twin spellings of the body's last character through; see 4a2b6b3.)"""
     sealed = SEALER.seal(call_id, payload)
     i = at % len(sealed)
-    changed = sealed[:i] + ("b" if sealed[i] != "b" else "c") + sealed[i + 1 :]
-    opened = SEALER.open(changed)
-    assert opened is None or opened == (changed[: changed.rfind(MARK)], payload)
+    changed = sealed[:i] + char + sealed[i + 1 :]
+    assert SEALER.open(changed) is None or changed == sealed
 
 
 def test_long_repetitive_payloads_are_compressed() -> None:

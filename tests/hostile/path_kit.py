@@ -9,6 +9,7 @@ import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import quote
 
 from hypothesis import strategies as st
 from tests.hostile.http_kit import READ_CALL, exchange
@@ -59,13 +60,22 @@ def tools_in(body: bytes) -> set[str]:
     return {t.get("name") for t in sent.get("tools") or () if isinstance(t, dict)}
 
 
+FOLDS = {"s": "\u017f", "i": "\u0131", "k": "\u212a"}
+"""Letters whose Unicode upper case is an ASCII letter's (``ſ`` -> ``S``, dotless ``ı`` ->
+``I``; the Kelvin sign lower-cases to ``k``): a reader comparing without case (.NET's
+routing upper-cases) takes them for that letter."""
+
+
 @st.composite
 def char(draw: st.DrawFn, c: str, hows: Sequence[str]) -> str:
-    """One character as written: itself, another case, or percent-encoded (either hex, or
-    the ``%`` itself encoded again), drawn from ``hows``."""
+    """One character as written: itself, another case (``fold``: a Unicode letter of the
+    same upper case, as UTF-8 percent-encoded), or percent-encoded (either hex, or the
+    ``%`` itself encoded again), drawn from ``hows``."""
     how = draw(st.sampled_from(hows))
     if how == "case":
         return c.swapcase()
+    if how == "fold":
+        return quote(FOLDS.get(c.lower(), c))
     if how in ("pct", "pct-lower"):
         code = f"%{ord(c):02X}"
         return code.lower() if how == "pct-lower" else code

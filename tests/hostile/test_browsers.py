@@ -17,10 +17,13 @@ import anthropic
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.budget import examples
 from tests.hostile.http_kit import READ_CALL, REQUEST, exchange, status_of
 from tests.proxy.canned import Canned
 
-SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+SETTINGS = settings(
+    max_examples=examples(80), deadline=None, suppress_health_check=list(HealthCheck)
+)
 LABEL = st.from_regex(r"[a-z][a-z0-9-]{0,12}[a-z0-9]", fullmatch=True)
 NAME = st.lists(LABEL, min_size=2, max_size=4).map(".".join)
 PORT = st.one_of(st.just(""), st.integers(1, 65535).map(lambda p: f":{p}"))

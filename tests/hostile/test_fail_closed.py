@@ -24,11 +24,15 @@ import pytest
 from anthropic._streaming import SSEDecoder
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.budget import examples
 from tests.hostile.http_kit import REQUEST, proxies, upstream
 from tests.proxy import loopback
 from tests.proxy.canned import Canned
 
-DENIED = {"Bash", "bash"}
+SPELLED = ["Bash", "BASH", "bash", "bAsH", "mcp__pi__bash", "MCP__PI__BASH", "Bash_ide",
+           "bash_IDE", "MCP__PI__BASH_IDE", "mcp__pi__Bash_ide"]  # fmt: skip
+"""Names docs/policy.md says a policy denying ``bash`` denies: any case, under the prefix
+pi's rules put on its tools and with the gateway's ``_ide``, each in any case."""
 POLICY = {"x-bridge-rules-policy": "no_exec"}
 TOOLS = [{"name": n, "input_schema": {"type": "object"}} for n in ("bash", "read")]
 LABELS = [
@@ -42,7 +46,9 @@ LABELS = [
     None,
 ]
 SETTINGS = settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(60),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 
 
@@ -91,6 +97,14 @@ def sdk_calls(body: bytes) -> list[str]:
     return sdk_sse_calls(body) + sdk_json_calls(body)
 
 
+def bash_spelled(name: str) -> bool:
+    """Whether ``name`` is one of the spellings of ``bash`` the policy denies (the oracle's
+    own reading of docs/policy.md, not the proxy's resolver)."""
+    folded = name.lower()
+    folded = folded.removeprefix("mcp__pi__").removesuffix("_ide")
+    return folded == "bash"
+
+
 # ------------------------------------------------------------------ answers
 def message(name: str, command: str = "id") -> dict[str, Any]:
     return {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
@@ -117,6 +131,20 @@ def events(name: str, command: str = "id") -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
+def escaped(text: str, name: str, what: str) -> str:
+    """``text`` with JSON's ``\\u`` escapes: ``tool_use`` and the first letter of the tool's
+    name (``value``), or every letter of it and the keys that say what a block is and
+    what it calls (``all``)."""
+    every = "".join(f"\\u{ord(c):04x}" for c in (name if what == "all" else name[0]))
+    text = text.replace('"tool_use"', '"\\u0074ool\\u005fuse"').replace(
+        json.dumps(name), f'"{every}{name[len(every) // 6 :]}"'
+    )
+    if what == "all":
+        for key in ("type", "name", "content", "content_block"):
+            text = text.replace(f'"{key}":', '"\\u' + f'{ord(key[0]):04x}{key[1:]}":')
+    return text
+
+
 @st.composite
 def sse_spelled(draw: st.DrawFn, name: str) -> tuple[bytes, bool]:
     """A stream as the SSE specification allows it to be spelled, and whether its tool
@@ -135,9 +163,7 @@ def sse_spelled(draw: st.DrawFn, name: str) -> tuple[bytes, bool]:
             lines.append(b"event:" + space + event["type"].encode())
         text = json.dumps(event, indent=draw(st.sampled_from([None, 1])))
         if draw(st.booleans()):  # letters written as \u escapes, as JSON allows
-            text = text.replace('"tool_use"', '"\\u0074ool\\u005fuse"').replace(
-                json.dumps(name), '"\\u' + f"{ord(name[0]):04x}" + name[1:] + '"'
-            )
+            text = escaped(text, name, draw(st.sampled_from(["value", "all"])))
         lines += [b"data:" + space + part.encode() for part in text.split("\n")]
         out.append(eol.join(lines) + eol + eol)
     return b"".join(out), named_call
@@ -173,6 +199,8 @@ def json_body(draw: st.DrawFn, name: str, damage: bool) -> bytes:
     ascii_only = command == "\ud800" or draw(st.booleans())  # a lone surrogate: escaped
     indent = draw(st.sampled_from([None, 2]))
     text = json.dumps(message(name, command), indent=indent, ensure_ascii=ascii_only)
+    if draw(st.booleans()):  # letters written as \u escapes, as JSON allows
+        text = escaped(text, name, draw(st.sampled_from(["value", "all"])))
     body = text.encode()
     if draw(st.booleans()):
         body = b"\xef\xbb\xbf" + body
@@ -209,11 +237,12 @@ def test_no_answer_gives_the_client_a_denied_call(
 ) -> None:
     up, base = served
     as_sse = data.draw(st.booleans())
-    body = data.draw(sse_body("Bash", damage) if as_sse else json_body("Bash", damage))
+    name = data.draw(st.sampled_from(SPELLED))
+    body = data.draw(sse_body(name, damage) if as_sse else json_body(name, damage))
     up.reply.body = chunked(data, body)
     up.reply.content_type = label
     got = ask(base, stream, POLICY)
-    assert not DENIED & set(sdk_calls(got)), got[:600]
+    assert not [n for n in sdk_calls(got) if bash_spelled(n)], got[:600]
 
 
 @SETTINGS

@@ -11,8 +11,6 @@ a real ``serve``, the upstream receiving the client's command and output untouch
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,9 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.budget import examples
 from tests.hostile.http_kit import Lost, counted
-from tests.ports import free_port
 from tests.proxy.canned import Canned, Reply
-from tests.proxy.test_proxy_cli import BIN, wait_healthy
 
 import bridge_rules
 from bridge_rules.engine import Engine
@@ -243,23 +239,15 @@ def served() -> Iterator[tuple[str, Canned]]:
         "stop_sequence": None,
         "usage": {"input_tokens": 1, "output_tokens": 1},
     }
+    from serve_process import serving  # tests/e2e, on the path once http_kit is imported
+
     with Canned() as upstream:
         upstream.reply = Reply(body=[orjson.dumps(answer)])
-        port = free_port()
-        env = {**os.environ, "BRIDGE_RULES_SEAL_KEY": KEY.decode()}
-        argv = [str(BIN), "serve", "--rules", "pi-tool-guard", "--upstream", upstream.url]
-        proc = subprocess.Popen(
-            [*argv, "--port", str(port), "--workers", "2"],
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env,
-        )
-        try:
-            wait_healthy(f"http://127.0.0.1:{port}", proc)
-            yield f"http://127.0.0.1:{port}", upstream
-        finally:
-            proc.terminate()
-            proc.communicate(timeout=30)
+        argv = ["--rules", "pi-tool-guard", "--upstream", upstream.url, "--workers", "2"]
+        # Its log goes to a file: 400 requests' access lines filled the stderr pipe this
+        # fixture held unread, and serve's workers blocked writing (the deep profile).
+        with serving(*argv, env={"BRIDGE_RULES_SEAL_KEY": KEY.decode()}) as url:
+            yield url, upstream
 
 
 def _has_surrogate(text: str) -> bool:

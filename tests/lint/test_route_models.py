@@ -21,6 +21,7 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.budget import examples
 
 from bridge_rules.cli.serve_lint import lint_config
 from bridge_rules.lint.route_models import FixedRoute, fixed_model_findings
@@ -88,7 +89,7 @@ def rule_file(extends: bool, overlay: list[tuple[str, str | None]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(route=globs(), extends=st.booleans(), overlay=overlays)
 def test_a_route_is_reported_exactly_for_the_refusing_models_it_keeps_forcing(
     route: str, extends: bool, overlay: list[tuple[str, str | None]]

@@ -18,6 +18,7 @@ import subprocess
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from lsprotocol import types
@@ -26,7 +27,8 @@ from ruamel.yaml import YAML
 from tests.lsp.conftest import COMMAND, started
 from tests.lsp.helpers import open_file
 
-from bridge_rules.lsp.insert import yaml_quoted
+from bridge_rules.lsp.insert import add_entry, yaml_quoted
+from bridge_rules.lsp.text import Text
 
 COLLIDE = "bridge-rules: 1\npin: claude-code@2.1.330\nnames:\n  - kind: aliases\n"
 CRAFTED = {
@@ -39,6 +41,8 @@ CRAFTED = {
     "empty.yaml": COLLIDE + "    map: {find: Glob, ls: Glob}\nsuppress: []  # none yet\n",
     # No line break at the end of the file.
     "unended.yaml": COLLIDE + "    map: {find: Glob, ls: Glob}",
+    # The list's key quoted: a second suppress: at the end would be a duplicate key.
+    "quoted.yaml": COLLIDE + '    map: {find: Glob, ls: Glob}\n"suppress": []  # none yet\n',
     # A message holding an emoji, a quote and a backslash: the match: must read back as it.
     "emoji.yaml": COLLIDE + '    map: {"l\U0001f600\\"q\\\\": Glob, find: Glob}\n',
     # A misspelt key, and a quoted pin that does not exist: each "did you mean" replaces it.
@@ -192,3 +196,41 @@ async def test_with_snippets_the_reason_is_for_the_author_to_type(project: Path)
 def test_a_written_string_reads_back_as_itself(text: str) -> None:
     loaded = YAML(typ="safe").load(io.StringIO(f"key: {yaml_quoted(text)}\n"))
     assert loaded == {"key": text}
+
+
+ENTRY = "{code: BR304, reason: kept}"
+ADDED = {"code": "BR304", "reason": "kept"}
+HEAD = "bridge-rules: 1\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "fixed"),
+    [
+        (HEAD, True),
+        (HEAD + '"suppress": []\n', True),
+        (HEAD + "'suppress':\n- {code: BR1, reason: r}\n", True),
+        (HEAD + "suppress :\n  - {code: BR1, reason: r}\n", True),
+        (HEAD + '"suppress": [{code: BR1, reason: r}]  # x\n', True),
+        ("{bridge-rules: 1, suppress: []}\n", False),
+        ("{bridge-rules: 1}\n", False),
+        (HEAD + "? suppress\n: []\n", False),
+        ("  bridge-rules: 1\n  names: []\n", False),
+        (HEAD + '"\\u0073uppress": []\n', False),
+    ],
+)
+def test_an_entry_goes_into_the_list_the_loader_reads(text: str, fixed: bool) -> None:
+    """However the list's key is written, the edit adds to that list or offers nothing:
+    read back by ruamel (which refuses a duplicate key), the file is what it was plus the
+    entry, in the list. Found reading the quick fixes from the author's side:
+    ``"suppress": []`` got a second ``suppress:`` at the end, a duplicate key."""
+    found = add_entry(Text(text), "suppress", ENTRY)
+    assert (found is not None) == fixed
+    if found is None:
+        return
+    where, new = found
+    before = YAML(typ="safe").load(io.StringIO(text))
+    after = YAML(typ="safe").load(io.StringIO(_apply(text, [types.TextEdit(where, new)])))
+    listed = after.pop("suppress")  # the entry goes first in a block list, last in a flow one
+    expected = [*(before.pop("suppress", None) or []), ADDED]
+    assert sorted(map(repr, listed)) == sorted(map(repr, expected))
+    assert after == before

@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lsprotocol import types
 from pytest_lsp import LanguageClient, client_capabilities
+from tests.budget import examples
 from tests.lsp.conftest import COMMAND, started
 from tests.lsp.helpers import open_file, replace
 
@@ -95,7 +96,7 @@ def _span(line: str, token: str, encoding: str) -> tuple[int, int]:
 
 
 @settings(
-    max_examples=20,
+    max_examples=examples(20),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

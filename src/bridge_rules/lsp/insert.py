@@ -3,7 +3,12 @@
 
 The entry is a one-line flow mapping, which fits a block list at any indentation and a flow
 list alike. A list written some other way (a flow list over several lines, ``null``) gets no
-fix rather than an edit that would break the file. Strings are written as YAML
+fix rather than an edit that would break the file, and so does a file whose top level is
+not a block mapping of keys at the line's start (a flow mapping, ``? key``, an indented
+one), where a key added at the end would not be one of its keys. The list's key is found
+where the loader read it, however it is quoted, never by its spelling alone: a
+``"suppress": []`` got a second ``suppress:`` at the end, a duplicate key (BR004), an
+error the fix made. Strings are written as YAML
 double-quoted scalars that read back as the very same text: JSON's quoting would not do,
 since YAML reads JSON's ``\\ud83d\\ude00`` as two lone surrogates rather than one emoji, and
 a ``match:`` that no longer matches its finding is itself a finding (BR308).
@@ -15,6 +20,7 @@ import re
 
 from lsprotocol import types
 
+from bridge_rules.loader import parse_text
 from bridge_rules.lsp.text import Text
 
 _ESCAPES = {"\\": "\\\\", '"': '\\"', "\t": "\\t", "\n": "\\n", "\r": "\\r"}
@@ -46,21 +52,42 @@ def yaml_quoted(text: str) -> str:
     return '"' + "".join(out) + '"'
 
 
+def _top_keys(text: Text) -> dict[str, int] | None:
+    """The client line of each top-level key, as the loader reads the file; None when it
+    does not load, or when a top-level key is not at the start of its line."""
+    doc, _ = parse_text(text.source, "<buffer>")
+    if doc is None:
+        return None
+    lines: dict[str, int] = {}
+    for name in doc.data:
+        span = doc.source_map.key_span((name,))
+        line, col = text.located(span.line - 1, span.col - 1)
+        if col:
+            return None
+        lines[name] = line
+    return lines
+
+
 def add_entry(text: Text, key: str, entry: str) -> tuple[types.Range, str] | None:
     """Where to put ``entry`` (a flow mapping) in the top-level list ``key``, and the text to
     put there; the list is started at the end of the file when there is none."""
     lines = text.lines
-    own = re.compile(rf"{re.escape(key)}\s*:(.*)$")
-    index = next((i for i, line in enumerate(lines) if own.match(line)), None)
-    if index is None:
+    keys = _top_keys(text)
+    if keys is None:
+        return None
+    if key not in keys:
         return _at_end(text, f"{key}:\n  - {entry}\n")
+    index = keys[key]
+    own = re.compile(rf"""(?:{re.escape(key)}|"{re.escape(key)}"|'{re.escape(key)}')\s*:(.*)$""")
     found = own.match(lines[index])
-    rest = found.group(1).strip() if found else ""
+    if found is None:
+        return None  # the key spelt with escapes, say: not a line this edit can read
+    rest = found.group(1).strip()
     if not rest or rest.startswith("#"):
         indent = _item_indent(lines, index + 1)
         at = types.Position(line=index + 1, character=0)
         return types.Range(start=at, end=at), f"{indent}- {entry}\n"
-    flow = _FLOW.match(lines[index], found.start(1) if found else 0)
+    flow = _FLOW.match(lines[index], found.start(1))
     if flow:
         at = text.position(index, flow.end(1) - 1)
         inner = flow.group(1)[1:-1].strip()

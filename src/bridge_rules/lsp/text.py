@@ -56,6 +56,11 @@ class Text:
         if self.lines and self.lines[-1] == "" and len(self.lines) > 1:
             self.lines.pop()  # a final line break ends the last line; it starts none
 
+    @property
+    def source(self) -> str:
+        """The text as the client holds it."""
+        return self._text
+
     def located(self, line: int, col: int) -> tuple[int, int]:
         """A 0-based ``lint`` position (YAML lines, code points) as a client line and a
         code-point column in it."""

@@ -182,10 +182,15 @@ class Supervisor(Multiprocess):
     (Ctrl-C twice) is that "quit now": the workers are killed, requests in flight cut."""
 
     def __init__(
-        self, config: uvicorn.Config, sockets: list[socket.socket], check: Callable[[], str]
+        self,
+        config: uvicorn.Config,
+        sockets: list[socket.socket],
+        check: Callable[[], str],
+        started: Callable[[], None],
     ) -> None:
         super().__init__(config, sockets)
         self.check = check
+        self.started = started
         self.rules_hash = ""
         for sig in DRAIN_SIGNALS:  # uvicorn's queue is read every 0.5 s: act on these now
             signal.signal(sig, self._drain_now)
@@ -224,6 +229,20 @@ class Supervisor(Multiprocess):
         for sock in self.sockets:
             sock.close()
 
+    def init_processes(self) -> None:
+        # The workers start with SIGINT ignored (an ignored signal stays ignored through fork
+        # and exec; a blocked one does not reach a spawned Python) until uvicorn's handler,
+        # then the drain, is in place: a terminal's Ctrl-C in a worker's first moments
+        # stopped it with a KeyboardInterrupt traceback. The supervisor ignores it only for
+        # the milliseconds of the starts, before the start line: a Ctrl-C after the line
+        # is always heard.
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            super().init_processes()
+        finally:
+            signal.signal(signal.SIGINT, previous)
+        self.started()
+
 
 def run_one(config: uvicorn.Config, proxy: ProxyApp, started: Callable[[int], None]) -> bool:
     """Serve with one worker in this process until SIGTERM or SIGINT; whether it started
@@ -251,13 +270,18 @@ def run_many(config: uvicorn.Config, proxy_config: ProxyConfig, rules_hash: str)
         return served.rules.digest
 
     sock = config.bind_socket()
-    # Listening from here on, before any worker runs: the start line below is true when it
-    # is read, and a client that connects at once waits in the backlog for a worker.
+    # Listening from here on, before any worker runs: the start line, written once the
+    # workers are launched (not yet ready), is true when it is read, and a client that
+    # connects at once waits in the backlog for a worker.
     sock.listen(config.backlog)
-    supervisor = Supervisor(config, [sock], check)
-    supervisor.rules_hash = rules_hash
     port = int(sock.getsockname()[1])  # the system's choice for --port 0
-    announce(config.host, port, proxy_config, rules_hash, config.workers)
+    supervisor = Supervisor(
+        config,
+        [sock],
+        check,
+        lambda: announce(config.host, port, proxy_config, rules_hash, config.workers),
+    )
+    supervisor.rules_hash = rules_hash
     try:
         supervisor.run()
     finally:

@@ -11,8 +11,9 @@ or the upstream itself may read a path more loosely than an exact match does:
   matched on it, and a path whose canonical form is a rewritten path is that path: it is
   rewritten, and forwarded in its canonical spelling.
 * :func:`near_miss`: a path that some reader could still take for a Messages path: any
-  of its :func:`readings` (decoded again, ``\\`` for ``/``, any case, ``;params`` and
-  trailing blanks dropped, dot segments removed before decoding, after or never) has a
+  of its :func:`readings` (decoded again, ``\\`` for ``/``, any case, Unicode's too,
+  ``;params``, a decoded ``?`` or ``#`` and what follows it, and a segment's trailing
+  blanks and dots dropped, dot segments removed before decoding, after or never) has a
   ``messages`` segment. Under a route or a tool policy it is a 404: such a path would
   carry the client's tools upstream unfiltered. The exact Messages paths are not near
   misses; ``/v1/messages/batches`` is one.
@@ -37,6 +38,11 @@ NOT_COUNTED = (
 
 _SLASHES = re.compile(r"/{2,}")
 _PARAMS = re.compile(r";[^/]*")
+_QUERY = re.compile(r"[?#].*", re.DOTALL)
+"""A ``?`` or ``#`` the path held encoded (``%3F``, ``%23``): a reader that decodes the
+path and parses it again (a proxy passing on the decoded URI) ends the path there."""
+_TRAILING = re.compile(r"[.\s\0]+(?=/|$)")
+"""A segment's trailing blanks and dots, which Windows servers (IIS, HTTP.sys) drop."""
 _RESOURCE = "|".join(map(re.escape, sorted(RESOURCES)))
 _FAMILY = re.compile(rf"(^|/)(?:{_RESOURCE})(/|$)")
 
@@ -58,8 +64,10 @@ def canonical(path: str) -> str:
 
 def readings(path: str) -> set[str]:
     """What readers might make of ``path``: decoded until it stops changing, ``\\`` as
-    ``/``, lower case, ``;params`` and trailing blanks dropped; with dot segments removed
-    after decoding, before it, or not at all."""
+    ``/``, in one case (Unicode's: ``ſ`` upper-cases to ``S``, as .NET's case-insensitive
+    routing compares), ``;params``, a decoded ``?`` or ``#`` and what follows, and each
+    segment's trailing blanks and dots dropped; with dot segments removed after decoding,
+    before it, or not at all."""
 
     def decoded(text: str) -> str:
         for _ in range(4):
@@ -67,11 +75,12 @@ def readings(path: str) -> set[str]:
             if once == text:
                 break
             text = once
-        return _PARAMS.sub("", text.replace("\\", "/").lower())
+        text = _QUERY.sub("", text.replace("\\", "/"))
+        return _PARAMS.sub("", text.upper().lower())
 
     plain = decoded(path)
     found = {canonical(plain), _SLASHES.sub("/", plain), decoded(canonical(path))}
-    return {r.rstrip(" \t\r\n\v\f\0") for r in found}
+    return {_TRAILING.sub("", r) for r in found}
 
 
 def near_miss(path: str, raw: str | None = None) -> bool:
