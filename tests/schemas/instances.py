@@ -1,9 +1,10 @@
 """Hypothesis strategies: tool schemas with the features conversions handle, and instances.
 
 ``schemas()`` draws object schemas with optional and nullable fields, open maps,
-untyped values, enums of mixed types, ``const``, ``$ref`` into ``$defs`` (also
-recursive), ``oneOf``, draft-04 exclusive bounds and root unions with a
-discriminator. ``instances(schema)`` draws values for a schema; the tests keep
+untyped values, enums of mixed types (and of arrays), ``const``, unions of arrays, unions of
+constraints on a typed node (``{required: [a]}`` branches, nested too),
+``$ref`` into ``$defs`` (also recursive), ``oneOf``, draft-04 exclusive bounds and root
+unions with a discriminator. ``instances(schema)`` draws values for a schema; the tests keep
 only the ones a validator accepts, so the property is over valid instances.
 ``as_json_schema`` reads Gemini's ``nullable`` as JSON Schema, to validate against.
 """
@@ -47,6 +48,21 @@ def _leaf() -> st.SearchStrategy[dict[str, Any]]:
         st.just({"$ref": "#/$defs/tree"}),
         st.just({"oneOf": [{"type": "string"}, {"type": "integer"}]}),
         st.just({"anyOf": [{"type": "string"}, {"type": "null"}]}),
+        # arrays typed by their own ``type`` (with null), by union branches, by values
+        st.just({"type": ["array", "null"]}),
+        st.just(
+            {
+                "anyOf": [
+                    {"type": "array", "items": {"type": "integer"}},
+                    {"type": "array", "items": {"type": "array"}},
+                ]
+            }
+        ),
+        st.just({"enum": [[1], ["a", None], []]}),
+        st.just({"const": ["x"]}),
+        # a union of constraints on the node's own type (no type in the branches)
+        st.just({"type": "string", "anyOf": [{"minLength": 2}, {"format": "uri"}]}),
+        st.just({"type": "integer", "anyOf": [{"minimum": 5}, {"maximum": 0}]}),
     )
 
 
@@ -68,10 +84,18 @@ def _object(children: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any
     )
 
 
+def _either_required(schema: dict[str, Any]) -> dict[str, Any]:
+    """An object that needs at least one of its first two properties (``anyOf`` of required)."""
+    names = list(schema["properties"])[:2]
+    return {**schema, "anyOf": [{"required": [n]} for n in names]}
+
+
 _NODE = st.recursive(
     _leaf(),
     lambda inner: st.one_of(
-        _object(inner), st.builds(lambda i: {"type": "array", "items": i}, inner)
+        _object(inner),
+        _object(inner).map(_either_required),
+        st.builds(lambda i: {"type": "array", "items": i}, inner),
     ),
     max_leaves=8,
 )
@@ -108,12 +132,6 @@ def _union(variants: list[dict[str, Any]]) -> dict[str, Any]:
     return {"oneOf": tagged}
 
 
-def _either_required(schema: dict[str, Any]) -> dict[str, Any]:
-    """An object that needs at least one of its first two properties (``anyOf`` of required)."""
-    names = list(schema["properties"])[:2]
-    return {**schema, "anyOf": [{"required": [n]} for n in names]}
-
-
 def _all_of(parts: list[dict[str, Any]]) -> dict[str, Any]:
     return {"allOf": parts}
 
@@ -147,7 +165,7 @@ def instances(schema: Any, root: Any, depth: int = 0) -> st.SearchStrategy[Any]:
             "required": [r for p in parts for r in p.get("required", [])],
         }
         return instances(merged, root, depth)
-    if "properties" in schema and ("anyOf" in schema or "oneOf" in schema):
+    if ("properties" in schema or "type" in schema) and ("anyOf" in schema or "oneOf" in schema):
         own = {k: v for k, v in schema.items() if k not in ("anyOf", "oneOf")}
         return instances(own, root, depth)
     if "const" in schema:
@@ -229,5 +247,15 @@ def declared_only(schema: Any, root: bool = True) -> Any:
         if isinstance(schema.get(key), dict):
             out[key] = {n: declared_only(v, False) for n, v in schema[key].items()}
     if (root or schema.get("properties")) and schema.get("type") in ("object", None):
-        out["additionalProperties"] = False
+        parts = [p for k in ("anyOf", "oneOf", "allOf") for p in schema.get(k) or []]
+        if root and parts:
+            # The root's keys are its union's or allOf's too (the target merges them into one
+            # object): ``additionalProperties: false`` here would refuse each of those keys,
+            # and every call of a union root would be discarded before it was checked.
+            named = [schema, *(p for p in parts if isinstance(p, dict))]
+            names = {n for p in named if isinstance(p.get("properties"), dict)
+                     for n in p["properties"]}  # fmt: skip
+            out["propertyNames"] = {"enum": sorted(names)}
+        else:
+            out["additionalProperties"] = False
     return out

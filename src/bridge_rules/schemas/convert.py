@@ -15,7 +15,7 @@ from typing import Any
 from bridge_rules.jsonio import dumps
 from bridge_rules.schemas.budget import BUDGET_NOTE, MAX_INLINED_BYTES, MAX_INLINED_NODES, budget
 from bridge_rules.schemas.fixes import UNION as _UNION
-from bridge_rules.schemas.fixes import NodeFixes, escape_pointer
+from bridge_rules.schemas.fixes import NodeFixes, constraints, escape_pointer
 from bridge_rules.schemas.merge import (
     flatten_union,
     fold_all_of,
@@ -198,14 +198,17 @@ class _Walk(NodeFixes):
         if "items" in s and not isinstance(s["items"], list):
             s["items"], got = self.node(s["items"], f"{ptr}/items", refs)
             items = None if got.identity else got
-        elif p.has("untyped-as-json") and "items" not in s and kinds(s) == {"array"}:
+        elif p.has("untyped-as-json") and "items" not in s and _says_array(s):
             s["items"], items = self.json_text({}, f"{ptr}/items", "", "untyped-as-json")
-        if isinstance(s.get("anyOf"), list):
+        if constraints(s):
+            self.constraint_union(s, ptr)
+        elif isinstance(s.get("anyOf"), list):
             out, shapes = [], []
             for i, branch in enumerate(s["anyOf"]):
                 new, got = self.node(branch, f"{ptr}/anyOf/{i}", refs)
                 out.append(new)
-                shapes.append(_with_kinds(got, kinds(branch), kinds(new), _keys(branch)))
+                shape = _with_kinds(got, kinds(branch), kinds(new), _keys(branch))
+                shapes.append(_with_item_kinds(shape, new))
             s["anyOf"] = out
             if any(not b.identity for b in shapes):
                 branches = tuple(shapes)
@@ -220,6 +223,30 @@ class _Walk(NodeFixes):
             items=items,
             branches=branches,
         )
+
+
+def _says_array(schema: dict[str, Any]) -> bool:
+    """Whether the node's own ``type`` names an array, so its untyped items are its own to
+    type. A node that is an array only through its ``anyOf`` branches or its ``enum`` or
+    ``const`` values is not: the branches type their own items (each walked by itself) and
+    the values are whole arrays, so items of JSON text beside them were a second constraint
+    that every array they allow failed but an array of strings, whose items then came back
+    parsed (``["1"]`` restored as ``[1]``)."""
+    kind = schema.get("type")
+    return kind == "array" or (isinstance(kind, list) and "array" in kind)
+
+
+def _with_item_kinds(shape: Shape, new: Any) -> Shape:
+    """A union branch's items' kinds on each side, so that a list goes to the branch whose
+    items it holds, as a dict goes by its keys: by kinds alone, every list went to the
+    first array branch, and ``[[null]]`` left for the wire unconverted past a branch of
+    arrays of integers when the arrays-of-arrays branch sent its inner items as JSON text."""
+    items = new.get("items") if isinstance(new, dict) else None
+    if not isinstance(items, dict):
+        return shape
+    wire = kinds(items)
+    own = shape.items.kinds if shape.items is not None else wire
+    return dataclasses.replace(shape, item_kinds=own, wire_item_kinds=wire)
 
 
 def _keys(schema: Any) -> frozenset[str] | None:

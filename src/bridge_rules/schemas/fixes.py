@@ -12,11 +12,31 @@ from typing import Any
 
 from bridge_rules.schemas.exact import exclusive_integers, min_length_pattern
 from bridge_rules.schemas.merge import nullable
-from bridge_rules.schemas.shape import Shape
+from bridge_rules.schemas.shape import ALL_KINDS, Shape, kinds
 from bridge_rules.schemas.targets import Profile
-from bridge_rules.schemas.words import describe, phrase
+from bridge_rules.schemas.words import branch_words, describe, phrase
 
 UNION = ("anyOf", "oneOf", "allOf", "$ref")
+
+
+_CONSTRAINTS = frozenset(
+    {
+        "required", "minLength", "maxLength", "pattern", "format", "minimum", "maximum",
+        "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minItems", "maxItems",
+        "uniqueItems", "minProperties", "maxProperties", "description", "title",
+    }
+)  # fmt: skip
+
+
+def constraints(schema: dict[str, Any]) -> bool:
+    """Whether ``schema`` has its own type and an ``anyOf`` whose every branch only
+    constrains a value of that type (keywords of :data:`_CONSTRAINTS`, no type of its own)."""
+    branches = schema.get("anyOf")
+    if not isinstance(branches, list) or not branches:
+        return False
+    if kinds({k: v for k, v in schema.items() if k != "anyOf"}) == ALL_KINDS:
+        return False
+    return all(isinstance(b, dict) and b and b.keys() <= _CONSTRAINTS for b in branches)
 
 
 def escape_pointer(name: str) -> str:
@@ -138,3 +158,20 @@ class NodeFixes:
         ):
             return shape
         return dataclasses.replace(shape, closed=frozenset(props), keys=frozenset(props))
+
+    def constraint_union(self, s: dict[str, Any], ptr: str) -> None:
+        """A union of constraints on this node's own type is no union of values: a branch
+        such as ``{required: [a]}`` has no type because it takes this node's. Walked as
+        values, each branch was an untyped value and became a string of JSON text, so an
+        object with ``anyOf: [{required: [a]}, {required: [b]}]`` could take no value at all.
+        A target that wants a type on every branch (``describe-refused``) gets the union
+        in words, as a root union is; another keeps it as written."""
+        if not self.profile.has("describe-refused"):
+            if self.profile.has("upgrade-draft4"):
+                s["anyOf"] = [dict(b) for b in s["anyOf"]]
+                for i, branch in enumerate(s["anyOf"]):
+                    self.draft4(branch, f"{ptr}/anyOf/{i}")
+            return
+        branches = s.pop("anyOf")
+        describe(s, ["one of: " + " | ".join(branch_words(b) for b in branches)])
+        self.note("describe-refused", ptr, "anyOf of constraints moved into the description")

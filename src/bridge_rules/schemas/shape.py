@@ -88,6 +88,9 @@ class Shape:
     kinds: frozenset[str] = ALL_KINDS
     wire_kinds: frozenset[str] = ALL_KINDS
     keys: frozenset[str] | None = None
+    item_kinds: frozenset[str] = ALL_KINDS
+    wire_item_kinds: frozenset[str] = ALL_KINDS
+    """An array branch's items' kinds on each side: a union picks a list's branch by them."""
     json_text: bool = False
     """The value travels as JSON text (a string the model writes)."""
     wrap: str | None = None
@@ -245,7 +248,8 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _pick(branches: tuple[Shape, ...], value: Any, *, wire: bool) -> Shape | None:
-    """The branch a value belongs to: its JSON type fits, and for objects its keys too."""
+    """The branch a value belongs to: its JSON type fits, for objects its keys too, and for
+    lists their items' types."""
     fitting = [b for b in branches if accepts(b.wire_kinds if wire else b.kinds, value)]
     if isinstance(value, dict) and len(fitting) > 1:
         keyed = [b for b in fitting if b.keys is not None and value.keys() <= b.keys]
@@ -253,6 +257,13 @@ def _pick(branches: tuple[Shape, ...], value: Any, *, wire: bool) -> Shape | Non
             known = [b for b in fitting if b.keys is not None]
             keyed = sorted(known, key=lambda b: -len(value.keys() & (b.keys or frozenset())))
         fitting = keyed or fitting
+    if isinstance(value, list) and len(fitting) > 1:
+        typed = [
+            b
+            for b in fitting
+            if all(accepts(b.wire_item_kinds if wire else b.item_kinds, v) for v in value)
+        ]
+        fitting = typed or fitting
     return fitting[0] if fitting else None
 
 

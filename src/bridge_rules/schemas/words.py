@@ -78,3 +78,17 @@ def describe(schema: dict[str, Any], phrases: list[str]) -> None:
         schema["description"] = f"{current.rstrip()} ({note})"
     else:
         schema["description"] = note[0].upper() + note[1:] + "."
+
+
+def branch_words(branch: dict[str, Any]) -> str:
+    """A union branch that only constrains its node (``{required: [a]}``, ``{format: date}``)
+    as the words a model reads: "with a", "in date format"."""
+    said = []
+    for key, value in branch.items():
+        if key == "required" and isinstance(value, list):
+            said.append("with " + " and ".join(_text(r) for r in value))
+        elif key != "description":
+            said.append(phrase(key, value) or "")
+    if isinstance(branch.get("description"), str):
+        said.append(branch["description"])
+    return ", ".join(w for w in said if w) or "anything"
